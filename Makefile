@@ -1,0 +1,32 @@
+# Two entry points for a fresh clone: `make devnet` (the main job) and `make test`.
+# Each creates .venv and installs the project into it the first time.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install devnet test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+devnet: $(STAMP)
+	$(BIN)/validator devnet $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	for script in bench/*.py; do $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,1 @@
+"""Durable EIP-3076 slashing protection: the minimal record, its lock, interchange import/export."""
