@@ -3,7 +3,14 @@
 Fork-independent containers are importable from here; fork-specific ones from
 their fork's module (``validator.ssz.electra.BeaconBlock``,
 ``validator.ssz.fulu.BlockContents``), or through
-:func:`validator.ssz.blocks.block_types`.
+:func:`validator.ssz.blocks.block_types`. ``AggregateAndProof`` here is the
+Electra form (EIP-7549), the one signed from Electra on.
+
+Containers take their fields as keyword arguments of plain Python values and
+default every field to zero, so building one is a single call::
+
+    AttestationData(slot=33, index=0, beacon_block_root=head,
+                    source=Checkpoint(epoch=0, root=r0), target=Checkpoint(epoch=1, root=r1))
 """
 
 from validator.ssz import altair, bellatrix, builder, capella, deneb, electra, fulu, phase0
