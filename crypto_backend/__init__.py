@@ -48,3 +48,8 @@ def verify(pubkey: bytes, message: bytes, signature: bytes) -> bool:
         return False
     hashed = BlstP2Element.hash_to_group(message, DST)
     return bool(final_verify(miller_loop(pk, hashed), miller_loop(_G1_GENERATOR, sig)))
+
+
+def sign_many(sks: list[int], message: bytes) -> list[bytes]:
+    """Placeholder until the batched backend lands: one `sign` per key."""
+    return [sign(sk, message) for sk in sks]
