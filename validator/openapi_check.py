@@ -136,6 +136,7 @@ class BeaconApiSpec:
         self._openapi = openapi
         # openapi-core resolves $refs lazily through shared caches; keep calls serial.
         self._lock = threading.Lock()
+        self._stream_validator: Any = None
 
     def check_request(self, request: HttpRequestParts) -> list[str]:
         """Readable reasons why ``request`` does not conform; empty when it does."""
@@ -148,11 +149,23 @@ class BeaconApiSpec:
         spec_request = _SpecRequest(request)
         spec_response = _SpecResponse(response)
         content_type = spec_response.content_type.split(";")[0].strip().lower()
-        if response.body is None and content_type != _EVENT_STREAM:
+        streaming = content_type == _EVENT_STREAM and response.body is None
+        if response.body is None and not streaming:
             raise ValueError("a response body is needed unless the response is an event stream")
         with self._lock, _quiet_spec_warnings():
-            errors = list(self._openapi.iter_response_errors(spec_request, spec_response))
+            if streaming:
+                # An event stream never ends: judge its status and headers only.
+                errors = list(self._headers_validator().iter_errors(spec_request, spec_response))
+            else:
+                errors = list(self._openapi.iter_response_errors(spec_request, spec_response))
         return [line for error in errors for line in _describe(error, "response")]
+
+    def _headers_validator(self) -> Any:
+        if self._stream_validator is None:
+            from openapi_core.validation.response.validators import V31ResponseHeadersValidator
+
+            self._stream_validator = V31ResponseHeadersValidator(self._openapi.spec)
+        return self._stream_validator
 
     def require_request(self, request: HttpRequestParts) -> None:
         """Raise :class:`SpecViolation` unless ``request`` conforms."""
@@ -219,7 +232,7 @@ def _schema_path(entry: Path) -> SchemaPath:
     entry file's URI. Left to itself, jsonschema-path re-reads and re-parses a YAML
     file at every $ref it follows while validating (hundreds of parses for one
     list of duties: about a second per answer), so file retrieval goes through a
-    per-process cache. Remote $refs are refused: the spec must be self-contained.
+    per-process cache.
     """
     from jsonschema_path import SchemaPath
     from jsonschema_path.handlers.file import FileHandler
@@ -234,12 +247,10 @@ def _schema_path(entry: Path) -> SchemaPath:
                 parsed[uri] = parse_file(stream)
         return parsed[uri]
 
-    def no_remote(uri: str) -> Any:
-        raise SpecLoadError(f"the Beacon API spec refers to a remote document: {uri}")
-
     base_uri = entry.resolve().as_uri()
-    handlers = {"file": cached_file, "http": no_remote, "https": no_remote}
-    return SchemaPath.from_dict(cached_file(base_uri), base_uri=base_uri, handlers=handlers)
+    return SchemaPath.from_dict(
+        cached_file(base_uri), base_uri=base_uri, handlers={"file": cached_file}
+    )
 
 
 def _short(value: Any) -> str:
@@ -322,6 +333,9 @@ def _describe(error: BaseException, side: str) -> list[str]:
     detail = str(error)
     if cause is not None and str(cause) not in detail:
         detail = f"{detail}: {cause}"
+    # openapi-core repeats what ``where`` already says; keep the substance.
+    for redundant in (f"{type(error).__name__}: ", "Request body validation error: "):
+        detail = detail.removeprefix(redundant)
     if len(detail) > 3 * _MAX_VALUE_CHARS:
         detail = detail[: 3 * _MAX_VALUE_CHARS] + "..."
     return [f"{where}: {detail}"]
