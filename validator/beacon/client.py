@@ -997,7 +997,6 @@ class BeaconNodeClient:
         idle_timeout: float | None = None,
     ) -> EventStream:
         """A reconnecting stream of typed events; see :class:`EventStream`."""
-        self._ensure_session()
         stream = EventStream(
             self,
             topics,
@@ -1005,6 +1004,7 @@ class BeaconNodeClient:
             max_reconnect_delay=max_reconnect_delay,
             idle_timeout=idle_timeout,
         )
+        self._ensure_session()
         self._streams.add(stream)
         return stream
 
