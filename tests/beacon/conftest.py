@@ -39,9 +39,7 @@ NodeFactory = Callable[..., Awaitable[tuple[FakeBeaconNode, str]]]
 
 
 @pytest.fixture
-async def fake_node(
-    spec: BeaconApiSpec, aiohttp_server: Any
-) -> AsyncIterator[NodeFactory]:
+async def fake_node(spec: BeaconApiSpec, aiohttp_server: Any) -> AsyncIterator[NodeFactory]:
     """Start fake beacon nodes; at the end, assert that none saw a spec violation."""
     started: list[FakeBeaconNode] = []
 

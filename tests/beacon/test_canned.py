@@ -65,7 +65,9 @@ CASES: list[tuple[str, HttpRequestParts, Any, dict[str, str]]] = [
 STATUS_OF = {"pool failures": 400}
 
 
-@pytest.mark.parametrize(("name", "request_parts", "body", "headers"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("name", "request_parts", "body", "headers"), CASES, ids=[c[0] for c in CASES]
+)
 def test_canned_answer_conforms(
     spec: BeaconApiSpec,
     name: str,
@@ -74,9 +76,7 @@ def test_canned_answer_conforms(
     headers: dict[str, str],
 ) -> None:
     assert spec.check_request(request_parts) == []
-    response = HttpResponseParts(
-        STATUS_OF.get(name, 200), {**JSON, **headers}, orjson.dumps(body)
-    )
+    response = HttpResponseParts(STATUS_OF.get(name, 200), {**JSON, **headers}, orjson.dumps(body))
     assert spec.check_response(request_parts, response) == []
 
 
@@ -98,7 +98,9 @@ def test_canned_signed_messages_conform(
     spec: BeaconApiSpec, name: str, route: str, body: Any, versioned: bool
 ) -> None:
     headers = {**JSON, "Eth-Consensus-Version": "electra"} if versioned else JSON
-    assert spec.check_request(HttpRequestParts("POST", route, (), headers, orjson.dumps(body))) == []
+    assert (
+        spec.check_request(HttpRequestParts("POST", route, (), headers, orjson.dumps(body))) == []
+    )
 
 
 def test_events_are_shaped_like_the_spec_examples() -> None:

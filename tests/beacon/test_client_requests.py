@@ -28,7 +28,9 @@ def hexbytes(value: str) -> bytes:
     return bytes.fromhex(value[2:])
 
 
-async def test_node_and_config_endpoints(fake_node: NodeFactory, make_client: ClientFactory) -> None:
+async def test_node_and_config_endpoints(
+    fake_node: NodeFactory, make_client: ClientFactory
+) -> None:
     node, url = await fake_node()
     client = await make_client([url])
 
@@ -271,9 +273,7 @@ async def test_subscriptions_and_preparation(
     node, url = await fake_node()
     client = await make_client([url])
 
-    await client.subscribe_to_beacon_committees(
-        [BeaconCommitteeSubscription(7, 1, 4, 70, True)]
-    )
+    await client.subscribe_to_beacon_committees([BeaconCommitteeSubscription(7, 1, 4, 70, True)])
     assert node.requests_to(routes.BEACON_COMMITTEE_SUBSCRIPTIONS)[-1].json() == [
         {
             "validator_index": "7",
