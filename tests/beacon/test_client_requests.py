@@ -219,8 +219,8 @@ async def test_publish_blocks(fake_node: NodeFactory, make_client: ClientFactory
 
 
 async def test_publish_block_as_ssz(fake_node: NodeFactory, make_client: ClientFactory) -> None:
-    # The double answers SSZ posts without judging the bytes, so this node is not
-    # strict about the body (the spec leaves the SSZ schema undescribed anyway).
+    # The spec describes the SSZ body only in prose, so strict mode checks its
+    # headers (Content-Type, Eth-Consensus-Version) but not the bytes.
     node, url = await fake_node()
     client = await make_client([url])
     await client.publish_block(b"\x00ssz-bytes", consensus_version="fulu")

@@ -372,8 +372,13 @@ class BeaconNodeClient:
             due = self._pool.due_for_check(
                 loop.time(), synced_recheck_after=self.synced_recheck_interval
             )
-            if due:
+            if not due:
+                continue
+            try:
                 await self.check_health(due)
+            except Exception:
+                # A bug here must not end health checking for the rest of the run.
+                log.exception("beacon node health check failed unexpectedly")
 
     async def wait_for_synced_node(self, poll_interval: float = 1.0) -> BeaconNode:
         """Block until some node reports itself synced; returns the preferred one."""
