@@ -328,3 +328,20 @@ async def test_unknown_topics_are_refused(make_client: ClientFactory) -> None:
     client = await make_client(["http://127.0.0.1:1"], strict=False)
     with pytest.raises(ValueError, match="weather"):
         client.events(["head", "weather"])
+
+
+async def test_server_retry_field_sets_the_reconnect_delay(
+    fake_node: NodeFactory, make_client: ClientFactory
+) -> None:
+    node, url = await fake_node()
+    client = await make_client([url])
+    async with client.events(["head"], reconnect_delay=30.0, max_reconnect_delay=30.0) as stream:
+        pending = asyncio.ensure_future(next_event(stream))
+        await node.wait_for_event_connections(1)
+        node.send_event_bytes(b"retry: 20\n\n")
+        await asyncio.sleep(0.05)
+        node.drop_event_streams()
+        # Without the server's 20 ms, the next attempt would wait 30 s.
+        await node.wait_for_event_connections(2, timeout=2.0)
+        node.send_event("head", canned.head_event_data(70))
+        assert isinstance(await pending, HeadEvent)
