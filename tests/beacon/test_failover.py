@@ -54,7 +54,7 @@ async def test_fetch_fails_over_on_timeout_within_the_per_request_budget(
     assert await client.get_attestation_data(9) == canned.attestation_data(9)
     elapsed = time.perf_counter() - started
     # One attestation timeout (0.3 s in these tests) on the slow node, then the other.
-    assert client.timeouts.attestation <= elapsed < client.timeouts.attestation + 0.5
+    assert client.timeouts.attestation <= elapsed < client.timeouts.attestation + 1.5
     assert client.nodes[0].health is NodeHealth.OFFLINE
     assert client.nodes[0].last_error == "no answer within 0.3 s"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from validator.beacon import BeaconNodeClient, NodeHealth, NodeUnavailableError
+from validator.beacon import BeaconNodeClient, NodeHealth, NodeUnavailableError, RequestTimeouts
 from validator.beacon.errors import BeaconApiError, NodeTimeoutError
 from validator.beacon.nodes import NodePool, display_url, normalize_node_url
 from validator.beacon.types import SyncingStatus
@@ -73,3 +73,13 @@ async def test_closed_client_refuses_requests() -> None:
     await client.close()
     with pytest.raises(RuntimeError, match="closed"):
         await client.get_genesis()
+
+
+def test_timeouts_are_sized_to_the_slot() -> None:
+    assert RequestTimeouts.for_slot(12) == RequestTimeouts()
+    quick = RequestTimeouts.for_slot(2)
+    assert (quick.attestation, quick.sync_committee, quick.health) == (0.5, 0.5, 0.5)
+    assert (quick.proposal, quick.duties, quick.subscriptions, quick.events_connect) == (1, 1, 1, 1)
+    assert quick.default == 2
+    with pytest.raises(ValueError, match="positive"):
+        RequestTimeouts.for_slot(0)

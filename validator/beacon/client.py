@@ -317,15 +317,17 @@ class BeaconNodeClient:
             self._health_task = asyncio.create_task(self._health_loop(), name="beacon-node-health")
 
     async def close(self) -> None:
-        """Stop health checks and event streams, then close the HTTP session."""
+        """Stop event streams and health checks, then close the HTTP session."""
+        # Streams first: a consumer woken by what follows must see its stream
+        # closed (and end) rather than try to reconnect through a closed client.
+        for stream in list(self._streams):
+            await stream.close()
         self._closed = True
         task, self._health_task = self._health_task, None
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        for stream in list(self._streams):
-            await stream.close()
         session, self._session = self._session, None
         if session is not None:
             await session.close()
