@@ -103,6 +103,10 @@ class DutyNode(FakeBeaconNode):
         self.schedule = schedule or Schedule()
         #: epoch -> the dependent_root the double answers (and puts in head events).
         self.dependent_roots: dict[int, str] = {}
+        #: epoch -> shift of every validator's attestation slot in that epoch (a re-org's effect).
+        self.attester_offsets: dict[int, int] = {}
+        #: route -> seconds to wait before answering (a slow beacon node).
+        self.delays: dict[str, float] = {}
         self.arrivals: list[Arrival] = []
         self.attester_duty_requests: list[int] = []
         self._head_task: asyncio.Task[None] | None = None
@@ -117,7 +121,8 @@ class DutyNode(FakeBeaconNode):
         return self.dependent_roots.get(epoch, root_for("dependent", epoch))
 
     def attester_slot(self, epoch: int, index: int) -> int:
-        return self.chain.start_slot_of_epoch(epoch) + index % self.chain.slots_per_epoch
+        shifted = index + self.attester_offsets.get(epoch, 0)
+        return self.chain.start_slot_of_epoch(epoch) + shifted % self.chain.slots_per_epoch
 
     def committee_index(self, index: int) -> int:
         return (index // self.chain.slots_per_epoch) % self.schedule.committees_at_slot
@@ -342,11 +347,22 @@ class DutyNode(FakeBeaconNode):
         ):
             handlers[("POST", route)] = self._publication(route)
         for (method, route), answer in handlers.items():
-            app.router.add_route(method, route, self._wrap(route, answer))
+            app.router.add_route(method, route, self._slowed(route, self._wrap(route, answer)))
         app.router.add_get(routes.EVENTS, self._events)
         app.on_startup.append(self._start_heads)
         app.on_cleanup.append(self._stop_heads)
         return app
+
+    def _slowed(
+        self, route: str, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def handle(request: web.Request) -> web.StreamResponse:
+            delay = self.delays.get(route)
+            if delay:
+                await asyncio.sleep(delay)
+            return await handler(request)
+
+        return handle
 
     def _clock_slot(self) -> int:
         """The wall clock's slot; -1 before genesis."""
