@@ -443,6 +443,9 @@ _get_target = itemgetter("target_epoch")
 _get_slot = itemgetter("slot")
 
 
+_ABSENT = object()  # a signing_root that is null is present (and invalid), not absent
+
+
 class _GiveUp(Exception):
     """The fast parser is not sure; the exact parser decides."""
 
@@ -460,12 +463,12 @@ def _column_max(values: list[Any]) -> int:
 
 def _check_roots(objects: list[Any]) -> int:
     """Validate every signing_root present in a column of objects; return how many there are."""
-    roots: list[Any] = list(map(dict.get, objects, repeat("signing_root")))
-    absent = roots.count(None)
+    roots: list[Any] = list(map(dict.get, objects, repeat("signing_root"), repeat(_ABSENT)))
+    absent = roots.count(_ABSENT)
     if absent == len(roots):
         return 0
     if absent:
-        roots = [root for root in roots if root is not None]
+        roots = [root for root in roots if root is not _ABSENT]
     count = len(roots)
     if set(map(len, roots)) != {2 + 2 * ROOT_BYTES}:
         raise _GiveUp

@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
-from operator import and_, ge, gt
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -59,6 +58,7 @@ from slashing_protection.rule import (
     UINT64_MAX,
     Watermark,
     attestation_allowed,
+    attestations_allowed,
     block_allowed,
     is_uint64,
     merge_maximum,
@@ -130,12 +130,15 @@ class SlashingProtection:
         genesis_validators_root: bytes,
         *,
         register: Iterable[bytes] = (),
+        create: bool = False,
     ) -> SlashingProtection:
         """Lock the directory and load its record for the chain `genesis_validators_root`.
 
         `register` names keys to add as never having signed (the --init-slashing-protection
-        path); an existing entry is never lowered. Without a record and without keys to
-        register, opening fails: a missing record is never read as "nothing signed".
+        path); an existing entry is never lowered. Without a record, opening fails unless
+        there are keys to register or `create` is true (an empty record, for a validator
+        that starts with --init-slashing-protection and no keys yet): a missing record is
+        never read as "nothing signed".
         """
         if type(genesis_validators_root) is not bytes or len(genesis_validators_root) != ROOT_BYTES:
             raise ValueError(f"genesis_validators_root must be {ROOT_BYTES} bytes")
@@ -143,14 +146,14 @@ class SlashingProtection:
         record = cls._locked(Path(validators_dir), create_directory=False)
         try:
             record._load(genesis_validators_root)
-            if not record._on_disk and not keys:
+            if not record._on_disk and not keys and not create:
                 raise RecordMissingError(
                     f"there is no slashing-protection record at {record._path}; if these keys "
                     f"have never signed anywhere, start once with {INIT_FLAG}; to bring their "
                     f"history from another client, run 'slashing-protection import FILE "
                     f"--validators-dir {record._directory}' first"
                 )
-            if keys:
+            if keys or not record._on_disk:
                 record.register(keys)
         except BaseException:
             record.close()
@@ -268,15 +271,19 @@ class SlashingProtection:
             if exc.errno == errno.ELOOP:
                 raise self._unreadable("is a symbolic link") from None
             raise self._unreadable(f"cannot be opened ({exc.strerror})") from None
-        with os.fdopen(fd, "rb") as stream:
-            mode = os.fstat(stream.fileno()).st_mode
+        try:
+            mode = os.fstat(fd).st_mode
             if not stat.S_ISREG(mode):
                 kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
                 raise self._unreadable(f"is {kind}")
-            try:
-                return stream.read()
-            except OSError as exc:
-                raise self._unreadable(f"cannot be read ({exc.strerror})") from None
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        except OSError as exc:
+            raise self._unreadable(f"cannot be read ({exc.strerror})") from None
+        finally:
+            os.close(fd)
 
     def _unreadable(self, problem: str) -> RecordUnreadableError:
         return RecordUnreadableError(
@@ -412,12 +419,11 @@ class SlashingProtection:
         with self._mutex:
             self._check_open()
             if len(set(pubkeys)) == len(pubkeys):
-                verdicts = list(
-                    map(
-                        and_,
-                        map(ge, sources, map(self._source.get, pubkeys, repeat(_UNKNOWN))),
-                        map(gt, targets, map(self._target.get, pubkeys, repeat(_UNKNOWN))),
-                    )
+                verdicts = attestations_allowed(
+                    sources,
+                    map(self._source.get, pubkeys, repeat(_UNKNOWN)),
+                    targets,
+                    map(self._target.get, pubkeys, repeat(_UNKNOWN)),
                 )
                 changed = list(compress(pubkeys, verdicts))
                 new_sources = list(compress(sources, verdicts))

@@ -7,6 +7,8 @@ None for "never signed".
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from operator import and_, ge, gt
 from typing import NamedTuple
 
 NEVER = -1
@@ -33,6 +35,16 @@ def block_allowed(last_slot: int, slot: int) -> bool:
 def attestation_allowed(last_source: int, last_target: int, source: int, target: int) -> bool:
     """An attestation needs source >= the highest source and target > the highest target."""
     return source >= last_source and target > last_target
+
+
+def attestations_allowed(
+    sources: Iterable[int],
+    last_sources: Iterable[int],
+    targets: Iterable[int],
+    last_targets: Iterable[int],
+) -> list[bool]:
+    """`attestation_allowed` over whole columns at once (C-level loops, for big batches)."""
+    return list(map(and_, map(ge, sources, last_sources), map(gt, targets, last_targets)))
 
 
 def is_uint64(value: object) -> bool:

@@ -26,7 +26,10 @@ def interchange(
     entries: list[dict[str, object]], root: bytes = ROOT, version: str = "5"
 ) -> bytes:
     document = {
-        "metadata": {"interchange_format_version": version, "genesis_validators_root": "0x" + root.hex()},
+        "metadata": {
+            "interchange_format_version": version,
+            "genesis_validators_root": "0x" + root.hex(),
+        },
         "data": entries,
     }
     return orjson.dumps(document)

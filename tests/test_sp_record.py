@@ -243,10 +243,9 @@ def _shape_not_json(path: Path) -> None:
 
 
 def _shape_wrong_version(path: Path) -> None:
-    path.write_bytes(path.read_bytes().replace(b'"version":"5"', b'"version":"4"'))
-    path.write_bytes(
-        path.read_bytes().replace(b'"interchange_format_version":"5"', b'"interchange_format_version":"4"')
-    )
+    document = json.loads(path.read_bytes())
+    document["metadata"]["interchange_format_version"] = "4"
+    path.write_text(json.dumps(document))
 
 
 def _shape_duplicate_key(path: Path) -> None:
@@ -446,7 +445,9 @@ def test_import_never_lowers_a_watermark(record: SlashingProtection) -> None:
 
 def test_import_merges_a_repeated_key_by_maximum(record: SlashingProtection) -> None:
     record.import_interchange(
-        interchange([entry(A, slots=(9,), attestations=((1, 8),)), entry(A, attestations=((4, 5),))])
+        interchange(
+            [entry(A, slots=(9,), attestations=((1, 8),)), entry(A, attestations=((4, 5),))]
+        )
     )
     assert record.watermark(A) == Watermark(9, 4, 8)
 
