@@ -55,7 +55,7 @@ def _one_line_errors() -> Iterator[None]:
     try:
         yield
     except (SlashingProtectionError, CommandError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo("error: " + " ".join(str(exc).split()), err=True)
         raise typer.Exit(1) from None
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""

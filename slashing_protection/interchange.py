@@ -156,7 +156,8 @@ def _parse_exact(stream: IO[bytes], where: str) -> ParsedInterchange:
     try:
         return _document(it, where)
     except ijson.JSONError as exc:
-        raise InterchangeFormatError(f"{where} is not valid JSON ({exc})") from None
+        reason = (str(exc).strip().splitlines() or ["no detail"])[0]  # yajl adds a drawing
+        raise InterchangeFormatError(f"{where} is not valid JSON ({reason})") from None
     except UnicodeDecodeError:
         raise InterchangeFormatError(f"{where} is not valid UTF-8 JSON") from None
     except StopIteration:
