@@ -693,6 +693,9 @@ def render_attestation(source: int, target: int) -> bytes:
 
 
 def render_document(genesis_validators_root: bytes, entries: list[bytes]) -> bytes:
-    return b"".join(
-        (render_header(genesis_validators_root), RENDER_SEPARATOR.join(entries), RENDER_FOOTER)
-    )
+    """The whole minimal interchange around rendered entries (the list is reused)."""
+    if entries:  # the first entry carries the header, the last the footer: one join, one copy
+        entries[0] = render_header(genesis_validators_root) + entries[0]
+        entries[-1] = entries[-1] + RENDER_FOOTER
+        return RENDER_SEPARATOR.join(entries)
+    return render_header(genesis_validators_root) + RENDER_FOOTER

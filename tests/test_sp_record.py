@@ -75,6 +75,7 @@ def test_block_needs_a_higher_slot(
         ((2, 5), (2, 6), True),
         ((2, 5), (4, 6), True),
         ((2, 5), (5, 9), True),
+        ((2, 5), (2**64 - 1, 2**64 - 1), True),  # the largest uint64 renders exactly
         ((8, 7), (8, 8), True),  # imported source above target still orders later votes
     ],
 )
@@ -86,6 +87,9 @@ def test_attestation_rule(
 ) -> None:
     assert record.record_attestations([(A, *first)]) == [True]
     assert record.record_attestations([(A, *second)]) == [allowed]
+    reopened = json.loads(record.path.read_bytes())["data"][0]["signed_attestations"]
+    expected = second if allowed else first
+    assert reopened == [{"source_epoch": str(expected[0]), "target_epoch": str(expected[1])}]
 
 
 def test_unknown_key_is_refused(record: SlashingProtection, tmp_path: Path) -> None:
