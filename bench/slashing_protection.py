@@ -73,17 +73,26 @@ def write_complete_interchange(
     return os.path.getsize(path)
 
 
-_BARE_PARSE = """
-import collections, resource, sys, time, ijson
+# Peak RSS is read from VmHWM: ru_maxrss would include this parent's own peak, which
+# Linux carries across fork and exec.
+_PEAK = """
+def peak_kib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+"""
+
+_BARE_PARSE = _PEAK + """
+import collections, sys, time, ijson
 started = time.perf_counter()
 with open(sys.argv[1], "rb") as stream:
     collections.deque(ijson.basic_parse(stream, buf_size=16 * 1024), maxlen=0)
 elapsed = time.perf_counter() - started
-print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(elapsed, peak_kib())
 """
 
-_IMPORT = """
-import resource, sys, time
+_IMPORT = _PEAK + """
+import sys, time
 from pathlib import Path
 from slashing_protection import SlashingProtection, interchange
 started = time.perf_counter()
@@ -96,7 +105,7 @@ with SlashingProtection.open_offline(Path(sys.argv[2])) as record:
         covered = record.import_interchange(Path(sys.argv[1]))
         assert len(covered) == int(sys.argv[4])
 elapsed = time.perf_counter() - started
-print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(elapsed, peak_kib())
 """
 
 

@@ -273,40 +273,55 @@ def test_mutated_documents_only_give_clean_errors(document: bytes, rng: random.R
 
 # ----------------------------------------------------------------------------- streaming
 
+# VmHWM is this process's own peak RSS; ru_maxrss would also count the parent's peak,
+# which Linux carries across fork and exec.
 _MEASURE = textwrap.dedent(
     """
-    import io, resource, sys
+    import sys
     from pathlib import Path
     from slashing_protection import interchange
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    def peak_kib():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+
+    before = peak_kib()
     path = Path(sys.argv[1])
     if sys.argv[2] == "exact":
         with open(path, "rb") as stream:
             parsed = interchange._parse_exact(stream, str(path))
+    elif sys.argv[2] == "whole":  # a control: what reading it all at once would cost
+        import orjson
+        parsed = interchange.parse_interchange(path)
+        document = orjson.loads(path.read_bytes())
     else:
         parsed = interchange.parse_interchange(path)
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     top = max(parsed.marks.values())
-    print(len(parsed.marks), top.slot, top.source, top.target, (after - before) // 1024)
+    print(len(parsed.marks), top.slot, top.source, top.target, (peak_kib() - before) // 1024)
     """
 )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("parser", ["default", "exact"])
-def test_big_interchange_streams_in_bounded_memory(tmp_path: Path, parser: str) -> None:
+def test_big_interchange_streams_in_bounded_memory(tmp_path: Path) -> None:
     path = tmp_path / "big.json"
-    size = write_complete_interchange(path, validators=400, attestations=1000, blocks=100)
-    assert size > 50 * 2**20
-    result = subprocess.run(
-        [sys.executable, "-c", _MEASURE, str(path), parser],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=300,
-        check=True,
-    )
-    keys, slot, source, target, grown_mib = map(int, result.stdout.split())
-    assert (keys, slot, source, target) == (400, 99 * 32, 999, 1000)
-    # Peak memory grows by a few MiB, far below the 55 MiB the file holds.
-    assert grown_mib < 20, f"peak RSS grew by {grown_mib} MiB while parsing {size >> 20} MiB"
+    size = write_complete_interchange(path, validators=600, attestations=1000, blocks=100)
+    assert size > 80 * 2**20
+    grown: dict[str, int] = {}
+    for parser in ("default", "exact", "whole"):
+        result = subprocess.run(
+            [sys.executable, "-c", _MEASURE, str(path), parser],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=300,
+            check=True,
+        )
+        keys, slot, source, target, grown[parser] = map(int, result.stdout.split())
+        assert (keys, slot, source, target) == (600, 99 * 32, 999, 1000)
+    # Streaming grows the peak by a bounded amount (the fast parser's window; nothing for the
+    # exact one), far below the 83 MB the file holds; the control shows that the
+    # measurement does see a whole-file parse.
+    assert grown["default"] < 24 and grown["exact"] < 24, grown
+    assert grown["whole"] > 200, grown
