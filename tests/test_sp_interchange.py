@@ -307,7 +307,7 @@ _MEASURE = textwrap.dedent(
 def test_big_interchange_streams_in_bounded_memory(tmp_path: Path) -> None:
     path = tmp_path / "big.json"
     size = write_complete_interchange(path, validators=600, attestations=1000, blocks=100)
-    assert size > 80 * 2**20
+    assert size > 80_000_000
     grown: dict[str, int] = {}
     for parser in ("default", "exact", "whole"):
         result = subprocess.run(
