@@ -21,6 +21,7 @@ from prometheus_client import REGISTRY
 
 from slashing_protection import (
     RECORD_FILE,
+    RecordUnreadableError,
     RecordWriteError,
     SlashingProtection,
     Watermark,
@@ -158,3 +159,25 @@ def test_read_only_file_system_signs_nothing(
         _assert_recovers(record)
     finally:
         record.close()
+
+
+def test_read_only_directory_refuses_to_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = tmp_path / "validators"
+    directory.mkdir()
+    bound = os.geteuid() == 0 and (
+        subprocess.run(
+            ["mount", "--bind", "-o", "ro", str(directory), str(directory)], capture_output=True
+        ).returncode
+        == 0
+    )
+    try:
+        if not bound:
+            monkeypatch.setattr(os, "open", _raise(errno.EROFS))
+        with pytest.raises(RecordUnreadableError, match="must be writable"):
+            SlashingProtection.open(directory, ROOT, register=[A])
+    finally:
+        monkeypatch.undo()
+        if bound:
+            subprocess.run(["umount", str(directory)], check=True)
