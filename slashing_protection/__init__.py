@@ -15,7 +15,6 @@ from slashing_protection.errors import (
     RecordUnreadableError,
     RecordWriteError,
     SlashingProtectionError,
-    UnknownKeyError,
 )
 from slashing_protection.interchange import ParsedInterchange, parse_interchange
 from slashing_protection.record import INIT_FLAG, LOCK_FILE, RECORD_FILE, SlashingProtection
@@ -37,7 +36,6 @@ __all__ = [
     "RecordWriteError",
     "SlashingProtection",
     "SlashingProtectionError",
-    "UnknownKeyError",
     "Watermark",
     "parse_interchange",
 ]

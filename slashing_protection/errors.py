@@ -56,7 +56,3 @@ class RecordWriteError(SlashingProtectionError):
 
 class RecordClosedError(SlashingProtectionError):
     """The record was used after close()."""
-
-
-class UnknownKeyError(SlashingProtectionError):
-    """A key with no record was asked for where a record is required."""
