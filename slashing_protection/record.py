@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
+from operator import not_
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -418,30 +419,51 @@ class SlashingProtection:
         if not items:
             return []
         try:
-            if set(map(len, items)) != {3}:
-                raise ValueError
-            pubkeys = [item[0] for item in items]
-            sources = [item[1] for item in items]
-            targets = [item[2] for item in items]
-        except (TypeError, ValueError, KeyError, IndexError):
+            pubkeys = [pubkey for pubkey, _, _ in items]
+            sources = [source for _, source, _ in items]
+            targets = [target for _, _, target in items]
+        except (TypeError, ValueError):
             raise ValueError("items must be (pubkey, source, target) triples") from None
-        self._check_columns(pubkeys, sources, targets)
+        try:
+            repeated_key = len(set(pubkeys)) != len(pubkeys)
+        except TypeError:  # an unhashable pubkey
+            self._check_columns(pubkeys, sources, targets)
+            raise
         with self._mutex:
             self._check_open()
-            if len(set(pubkeys)) == len(pubkeys):
-                verdicts = attestations_allowed(
-                    sources,
-                    map(self._source.get, pubkeys, repeat(_UNKNOWN)),
-                    targets,
-                    map(self._target.get, pubkeys, repeat(_UNKNOWN)),
-                )
-                changed = list(compress(pubkeys, verdicts))
-                new_sources = list(compress(sources, verdicts))
-                new_targets = list(compress(targets, verdicts))
-            else:
+            if repeated_key:
+                self._check_columns(pubkeys, sources, targets)
                 verdicts, changed, new_sources, new_targets = self._judge_in_order(
                     pubkeys, sources, targets
                 )
+            else:
+                # Judge first and check arguments afterwards, only where it matters: a key
+                # found in the record is valid by construction, numbers about to be written
+                # are checked before the write, and refused items are checked so that a
+                # malformed argument still raises.
+                try:
+                    verdicts = attestations_allowed(
+                        sources,
+                        map(self._source.get, pubkeys, repeat(_UNKNOWN)),
+                        targets,
+                        map(self._target.get, pubkeys, repeat(_UNKNOWN)),
+                    )
+                except TypeError:  # a value that does not compare with int, or unhashable
+                    self._check_columns(pubkeys, sources, targets)
+                    raise
+                if all(verdicts):
+                    changed, new_sources, new_targets = pubkeys, sources, targets
+                else:
+                    refused = list(map(not_, verdicts))
+                    self._check_columns(
+                        list(compress(pubkeys, refused)),
+                        list(compress(sources, refused)),
+                        list(compress(targets, refused)),
+                    )
+                    changed = list(compress(pubkeys, verdicts))
+                    new_sources = list(compress(sources, verdicts))
+                    new_targets = list(compress(targets, verdicts))
+                self._check_columns([], new_sources, new_targets)
             if not changed:
                 return verdicts
             fragments = list(
@@ -472,11 +494,15 @@ class SlashingProtection:
     @staticmethod
     def _check_columns(pubkeys: list[Any], sources: list[Any], targets: list[Any]) -> None:
         """Validate whole columns at once; fall back to item checks to name the bad one."""
-        if set(map(type, pubkeys)) != {bytes} or set(map(len, pubkeys)) != {PUBKEY_BYTES}:
+        if pubkeys and (
+            set(map(type, pubkeys)) != {bytes} or set(map(len, pubkeys)) != {PUBKEY_BYTES}
+        ):
             for pubkey in pubkeys:
                 _check_pubkey(pubkey)
         for column, what in ((sources, "source"), (targets, "target")):
-            if set(map(type, column)) != {int} or min(column) < 0 or max(column) > UINT64_MAX:
+            if column and (
+                set(map(type, column)) != {int} or min(column) < 0 or max(column) > UINT64_MAX
+            ):
                 for value in column:
                     _check_uint64(value, what)
 

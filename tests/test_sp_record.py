@@ -141,6 +141,14 @@ def test_malformed_arguments_raise(record: SlashingProtection) -> None:
         record.record_attestations([(A, 1)])  # type: ignore[list-item]
     with pytest.raises(ValueError):
         record.record_attestations([(A, -1, 2)])
+    with pytest.raises(ValueError):
+        record.record_attestations([(A[:47], 1, 2)])
+    with pytest.raises(ValueError):
+        record.record_attestations([(bytearray(A), 1, 2)])  # type: ignore[list-item]
+    with pytest.raises(ValueError):
+        record.record_attestations([(B, 1, 2), (A, "1", 2)])  # type: ignore[list-item]
+    with pytest.raises(ValueError):
+        record.record_attestations([(B, 1, 2), (A, 1, 2.5)])  # type: ignore[list-item]
     assert record.watermark(A) == Watermark(None, None, None)
 
 
