@@ -216,7 +216,13 @@ class SlashingProtection:
     def _load(self, expected_root: bytes | None) -> None:
         temp = temp_path_for(self._path)
         if os.path.lexists(temp):
-            remove_durably(temp)
+            try:
+                remove_durably(temp)
+            except OSError as exc:
+                raise RecordUnreadableError(
+                    f"cannot remove {temp}, left by an interrupted write ({exc.strerror}); "
+                    "remove it by hand (the record itself is not affected)"
+                ) from None
             self.leftover_removed = True
             log.warning(
                 "removed %s, left by a write that was interrupted; the record itself is intact",

@@ -348,6 +348,14 @@ def test_leftover_temp_file_is_removed_and_reported(
     assert record_bytes(tmp_path) == before
 
 
+def test_leftover_temp_that_cannot_be_removed_refuses_to_open(tmp_path: Path) -> None:
+    before = _valid_record(tmp_path)
+    temp_path_for(tmp_path / RECORD_FILE).mkdir()
+    with pytest.raises(RecordUnreadableError, match="remove it by hand"):
+        SlashingProtection.open(tmp_path, ROOT)
+    assert record_bytes(tmp_path) == before
+
+
 def test_missing_validators_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RecordUnreadableError, match="does not exist"):
         SlashingProtection.open(tmp_path / "absent", ROOT, register=[A])
