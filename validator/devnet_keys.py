@@ -13,6 +13,7 @@ from pathlib import Path
 
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from keymanager.store import PreparedImport, ValidatorStore
+
 from validator.interop import interop_keypair
 
 DEVNET_PASSWORD = "unslashable-devnet-insecure"
@@ -22,7 +23,7 @@ def write_interop_keystores(
     validators_dir: Path,
     indices: range | list[int],
     *,
-    on_written: Callable[[int], None] | None = None,
+    on_checked: Callable[[int], None] | None = None,
 ) -> list[bytes]:
     """Make sure the interop keys ``indices`` have keystores in ``validators_dir``.
 
@@ -35,6 +36,8 @@ def write_interop_keystores(
         secret, pubkey = interop_keypair(index)
         pubkeys.append(pubkey)
         if pubkey in present:
+            if on_checked is not None:
+                on_checked(index)
             continue
         keystore = encrypt_keystore(
             secret,
@@ -52,6 +55,6 @@ def write_interop_keystores(
                 secret=secret,
             )
         )
-        if on_written is not None:
-            on_written(index)
+        if on_checked is not None:
+            on_checked(index)
     return pubkeys

@@ -32,6 +32,7 @@ from validator.beacon import (
     AttesterDuty,
     BeaconNodeClient,
     BeaconNodeError,
+    ChainReorgEvent,
     HeadEvent,
     ProposerDuties,
     ProposerDuty,
@@ -59,6 +60,7 @@ class FetchReason(StrEnum):
     EPOCH = "epoch"
     DEPENDENT_ROOT = "dependent_root"
     RECONNECT = "reconnect"
+    CHAIN_REORG = "chain_reorg"
     KEYS_CHANGED = "keys_changed"
 
 
@@ -243,10 +245,26 @@ class DutyTracker:
             self.get(DutyListKind.SYNC, epoch + 1),
         )
 
-    def refetch_all(self, reason: FetchReason) -> None:
-        """Fetch every held list again (after an event-stream reconnect or a key change)."""
+    def refetch_all(self, reason: FetchReason, *, from_epoch: int = 0) -> None:
+        """Fetch every held list (of ``from_epoch`` on) again: after an event-stream
+        reconnect, a chain_reorg event or a key change."""
         for kind, epoch in list(self._lists):
-            self._refetch_in_background(kind, epoch, reason)
+            if epoch >= from_epoch:
+                self._refetch_in_background(kind, epoch, reason)
+
+    def on_reorg(self, event: ChainReorgEvent) -> None:
+        """A re-org the node announces: every duty from its epoch on may have moved.
+
+        Head events carry the dependent roots too, but a re-org that leaves the
+        head without a new block (or a node that sends no head event for it)
+        would otherwise go unnoticed until the next block.
+        """
+        log.info(
+            "the beacon node re-organised at slot %d (depth %d): fetching duties again",
+            event.slot,
+            event.depth,
+        )
+        self.refetch_all(FetchReason.CHAIN_REORG, from_epoch=event.epoch)
 
     def on_head(self, event: HeadEvent) -> list[tuple[DutyListKind, int]]:
         """Compare the head's dependent roots with the duties held; refetch what differs."""

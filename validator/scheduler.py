@@ -29,6 +29,7 @@ from validator.beacon import (
     BeaconCommitteeSubscription,
     BeaconNodeError,
     BlockEvent,
+    ChainReorgEvent,
     EventStream,
     HeadEvent,
     ProposerPreparation,
@@ -43,7 +44,7 @@ from validator.sync_committee import SyncCommitteeDuties
 
 log = logging.getLogger("validator.scheduler")
 
-EVENT_TOPICS = ("head", "block")
+EVENT_TOPICS = ("head", "block", "chain_reorg")
 
 
 class DutyScheduler:
@@ -69,6 +70,7 @@ class DutyScheduler:
         self._stream_connections = 0
         self._prepared_epochs: set[int] = set()
         self._subscribed: set[int] = set()
+        self._proposing: set[tuple[int, int]] = set()
         self.head_slot: int | None = None
         context.tracker.on_refetch = self._on_refetch
 
@@ -128,6 +130,8 @@ class DutyScheduler:
                 self._check_reconnect()
                 if isinstance(event, HeadEvent):
                     self._on_head(event)
+                elif isinstance(event, ChainReorgEvent):
+                    self._ctx.tracker.on_reorg(event)
                 elif isinstance(event, BlockEvent):
                     log.debug("block 0x%s at slot %d", event.block.hex()[:16], event.slot)
 
@@ -238,8 +242,16 @@ class DutyScheduler:
 
     async def _proposal_flow(self, slot: int) -> None:
         duty = await self._ctx.tracker.proposer_at(slot)
-        if duty is not None:
+        if duty is None:
+            return
+        attempt = (slot, duty.validator_index)
+        if attempt in self._proposing:
+            return  # a re-org named the same proposer again while its proposal is under way
+        self._proposing.add(attempt)
+        try:
             await self.proposer.propose(slot, duty)
+        finally:
+            self._proposing.discard(attempt)
 
     async def _attestation_flow(self, slot: int) -> None:
         clock = self._ctx.clock
@@ -249,7 +261,10 @@ class DutyScheduler:
         await self._wait_for_head(slot, clock.slot_fraction(slot, 1, 3))
         made: SlotAttestations = await self.attester.attest(slot, duties)
         await clock.sleep_until(clock.slot_fraction(slot, 2, 3))
-        await self.attester.aggregate(slot, duties, made)
+        # A re-org since may have re-shuffled the committees: aggregate only for the
+        # duties that still hold, as they now are.
+        still = set(await self._ctx.tracker.attesters_at(slot))
+        await self.attester.aggregate(slot, [duty for duty in duties if duty in still], made)
 
     async def _sync_flow(self, slot: int) -> None:
         clock = self._ctx.clock
@@ -297,6 +312,13 @@ class DutyScheduler:
         if refetch.kind is DutyListKind.ATTESTER:
             self._subscribed.discard(refetch.epoch)
             self._spawn(self._subscribe(refetch.epoch), f"subscribe-{refetch.epoch}")
+        elif refetch.kind is DutyListKind.PROPOSER:
+            # A re-org may name one of the keys as the proposer of the slot under way: propose
+            # (again). The signer's cheap pre-check refuses a key that already signed the slot.
+            slot = self._ctx.clock.wall_slot()
+            if self._ctx.chain.epoch_at_slot(slot) == refetch.epoch and slot >= 0:
+                deadline = self._ctx.clock.slot_start(slot + 1)
+                self._spawn(self._proposal_flow(slot), f"proposal-{slot}-again", deadline)
 
     async def _subscribe(self, epoch: int) -> None:
         """Beacon committee subscriptions for ``epoch``, aggregators marked (once per list)."""
