@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from slashing_protection.cli import app as slashing_protection_app
 
 from slashing_protection import SlashingProtectionError
+from slashing_protection.cli import app as slashing_protection_app
 from validator.key_settings import parse_fee_recipient
 from validator.logs import LogFormat, configure_logging
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
@@ -228,6 +228,9 @@ def devnet_command(
     seconds_per_slot: Annotated[
         float, typer.Option("--seconds-per-slot", help="Slot duration (may be below 1).", min=0.05)
     ] = 2.0,
+    slots_per_epoch: Annotated[
+        int, typer.Option("--slots-per-epoch", help="Slots per epoch of a new chain.", min=1)
+    ] = 8,
     validators_dir: Annotated[
         Path,
         typer.Option(
@@ -274,6 +277,7 @@ def devnet_command(
         validators=validators,
         slots=slots,
         seconds_per_slot=seconds_per_slot,
+        slots_per_epoch=slots_per_epoch,
         validators_dir=validators_dir,
         beacon_port=beacon_port,
         fault=fault,

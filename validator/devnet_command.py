@@ -67,6 +67,7 @@ class DevnetOptions:
     validators: int = 64
     slots: int = 32
     seconds_per_slot: float = 2.0
+    slots_per_epoch: int = 8
     validators_dir: Path = Path("devnet-validators")
     beacon_port: int = 0
     fault: str | None = None
@@ -84,6 +85,8 @@ class DevnetOptions:
     strict: bool = False
     #: Show the live progress table (None: when stderr is a terminal and logs are text).
     progress: bool | None = None
+    #: A new chain's genesis this long after the chain process is up.
+    genesis_delay: float = NEW_CHAIN_GENESIS_DELAY
 
 
 class ChainProcess:
@@ -108,10 +111,12 @@ class ChainProcess:
             str(options.validators),
             "--seconds-per-slot",
             repr(options.seconds_per_slot),
+            "--slots-per-epoch",
+            str(options.slots_per_epoch),
             "--port",
             str(options.beacon_port),
             "--genesis-delay",
-            repr(NEW_CHAIN_GENESIS_DELAY),
+            repr(options.genesis_delay),
         ]
         if options.fault:
             command += ["--fault", options.fault]
@@ -129,6 +134,7 @@ class ChainProcess:
                 # Its own session: a Ctrl-C on the terminal stops the client first, and
                 # the chain only once the client is done (then its summary is complete).
                 start_new_session=True,
+                preexec_fn=_stop_with_parent,
             )
         assert self.process.stdout is not None
         try:
@@ -173,6 +179,24 @@ class ChainProcess:
         return None
 
 
+def _stop_with_parent() -> None:
+    """In the chain's process, before it runs: SIGTERM it when this process dies, however
+    it dies (kill -9 included), so no chain is left running without its client. Linux only."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def chain_process(options: DevnetOptions) -> ChainProcess:
+    """The chain of ``options.validators_dir``: state in its devnet/, log in devnet/chain.log."""
+    state_dir = options.validators_dir / DEVNET_STATE_DIRECTORY
+    return ChainProcess(options, state_dir, state_dir / "chain.log")
+
+
 def _last_line(path: Path) -> str:
     with contextlib.suppress(OSError):
         lines = path.read_text(errors="replace").strip().splitlines()
@@ -191,23 +215,46 @@ def _metric_sum(name: str, **labels: str) -> float:
     return total
 
 
-def client_refusals() -> dict[str, int]:
-    """What the client refused to sign or publish: by the signer, and by the duty loop."""
-    signer = int(_metric_sum("validator_signature_refusals_total"))
-    duty_loop = int(_metric_sum("validator_duty_refusals_total"))
-    return {"signer": signer, "duty_loop": duty_loop, "total": signer + duty_loop}
+@dataclass(frozen=True)
+class ClientCounts:
+    """The client's refusals and duty outcomes, read from its metrics."""
 
+    signer_refusals: int
+    duty_loop_refusals: int
+    duties: dict[str, dict[str, int]]
 
-def client_duties() -> dict[str, dict[str, int]]:
-    return {
-        kind.value: {
-            result.value: int(
-                _metric_sum("validator_duties_total", kind=kind.value, result=result.value)
-            )
-            for result in DutyResult
-        }
-        for kind in DutyKind
-    }
+    @classmethod
+    def now(cls) -> ClientCounts:
+        return cls(
+            signer_refusals=int(_metric_sum("validator_signature_refusals_total")),
+            duty_loop_refusals=int(_metric_sum("validator_duty_refusals_total")),
+            duties={
+                kind.value: {
+                    result.value: int(
+                        _metric_sum("validator_duties_total", kind=kind.value, result=result.value)
+                    )
+                    for result in DutyResult
+                }
+                for kind in DutyKind
+            },
+        )
+
+    def since(self, start: ClientCounts) -> ClientCounts:
+        """What happened after ``start`` (the process's metrics count from its start)."""
+        return ClientCounts(
+            signer_refusals=self.signer_refusals - start.signer_refusals,
+            duty_loop_refusals=self.duty_loop_refusals - start.duty_loop_refusals,
+            duties={
+                kind: {
+                    result: count - start.duties[kind][result] for result, count in results.items()
+                }
+                for kind, results in self.duties.items()
+            },
+        )
+
+    @property
+    def refusals(self) -> int:
+        return self.signer_refusals + self.duty_loop_refusals
 
 
 class ConsoleLogHandler(logging.Handler):
@@ -234,6 +281,7 @@ class Progress:
         self.slot: int | None = None
         self.first_slot: int | None = None
         self.service: ValidatorService | None = None
+        self.baseline = ClientCounts.now()
         self._live: Live | None = None
 
     def on_slot(self, slot: int) -> None:
@@ -249,21 +297,20 @@ class Progress:
         table.add_column("duty")
         for result in DutyResult:
             table.add_column(result.value, justify="right")
-        for kind, results in client_duties().items():
+        counts = ClientCounts.now().since(self.baseline)
+        for kind, results in counts.duties.items():
             table.add_row(kind, *(str(results[result.value]) for result in DutyResult))
         done = 0 if self.slot is None or self.first_slot is None else self.slot - self.first_slot
         of = f"/{options.slots}" if options.slots else ""
         head = None
         if self.service is not None and self.service.scheduler is not None:
             head = self.service.scheduler.head_slot
-        refusals = client_refusals()
         slot = "-" if self.slot is None else str(self.slot)
         counted = 0 if self.slot is None else done + 1
         table.caption = (
             f"slot {slot} ({counted}{of})"
             f"  head {head if head is not None else '-'}"
-            f"  refusals {refusals['total']}"
-            + (f"  fault {options.fault}" if options.fault else "")
+            f"  refusals {counts.refusals}" + (f"  fault {options.fault}" if options.fault else "")
         )
         return table
 
@@ -296,15 +343,20 @@ def summary_table(summary: dict[str, Any]) -> Table:
     return table
 
 
-def build_summary(chain_summary: dict[str, Any] | None, slots_run: int) -> dict[str, Any]:
+def build_summary(
+    chain_summary: dict[str, Any] | None, slots_run: int, client: ClientCounts
+) -> dict[str, Any]:
+    """The chain's summary with the client's side added (``client_refusals`` and details)."""
     summary: dict[str, Any] = dict(chain_summary or {})
     if chain_summary is None:
         summary["chain_summary_missing"] = True
     summary.setdefault("slots", slots_run)
-    refusals = client_refusals()
-    summary["client_refusals"] = refusals["total"]
-    summary["client_refusals_detail"] = refusals
-    summary["client_duties"] = client_duties()
+    summary["client_refusals"] = client.refusals
+    summary["client_refusals_detail"] = {
+        "signer": client.signer_refusals,
+        "duty_loop": client.duty_loop_refusals,
+    }
+    summary["client_duties"] = client.duties
     return summary
 
 
@@ -315,9 +367,9 @@ def exit_code(summary: dict[str, Any]) -> int:
 
 async def _run(options: DevnetOptions, console: Console, progress: Progress | None) -> int:
     validators_dir = options.validators_dir
-    state_dir = validators_dir / DEVNET_STATE_DIRECTORY
     first_run = not (validators_dir / RECORD_FILE).exists()
-    chain = ChainProcess(options, state_dir, state_dir / "chain.log")
+    baseline = ClientCounts.now()
+    chain = chain_process(options)
     ready = await chain.start()
     message = f"simulated beacon node on {ready['url']} (port {ready['port']})"
     if options.log_format is LogFormat.JSON:
@@ -364,7 +416,7 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
             slots_run = progress.slot - progress.first_slot + 1
     finally:
         chain_summary = await chain.stop()
-    summary = build_summary(chain_summary, slots_run)
+    summary = build_summary(chain_summary, slots_run, ClientCounts.now().since(baseline))
     if options.summary is not None:
         options.summary.write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
     if options.log_format is LogFormat.JSON:
@@ -395,14 +447,20 @@ def run_devnet(options: DevnetOptions) -> int:
     if show is None:
         show = console.is_terminal and options.log_format is LogFormat.TEXT
     progress = Progress(console, options) if show else None
+    root = logging.getLogger()
+    saved_handlers, saved_level = list(root.handlers), root.level
     if progress is not None:
         install_handler(ConsoleLogHandler(console), options.log_level)
     else:
         configure_logging(options.log_format, level=options.log_level)
-    validators_dir = options.validators_dir
-    validators_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    make_keystores(validators_dir, options.validators, console if show else None)
-    return asyncio.run(_run(options, console, progress))
+    try:
+        validators_dir = options.validators_dir
+        validators_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_keystores(validators_dir, options.validators, console if show else None)
+        return asyncio.run(_run(options, console, progress))
+    finally:
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
 
 
 def make_keystores(validators_dir: Path, count: int, console: Console | None) -> None:

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import slashing_protection.record
 from prometheus_client import REGISTRY
 
+import slashing_protection.record
 from slashing_protection import SlashingProtection
 from tests.client.conftest import NodeStarter, ServiceRunner
 from tests.client.duty_node import GENESIS_VALIDATORS_ROOT, DutyNode, Schedule
