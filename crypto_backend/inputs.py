@@ -7,7 +7,7 @@ ciphersuite's business (``BlsError`` or a false verdict).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from crypto_backend.constants import CURVE_ORDER
@@ -24,8 +24,14 @@ def as_bytes(value: Any, what: str) -> bytes:
     raise TypeError(f"{what} must be bytes, not {type(value).__name__}")
 
 
-def as_bytes_list(values: Any, what: str) -> list[bytes]:
-    """A sequence of bytes values; a single bytes value is refused, not split into ints."""
+def as_bytes_list(values: Any, what: str) -> Sequence[bytes]:
+    """A sequence of bytes values; a single bytes value is refused, not split into ints.
+
+    A list or tuple that already holds only ``bytes`` is returned as it is (the
+    common case, and a committee of 512 keys should not be copied).
+    """
+    if type(values) in (list, tuple) and all(type(value) is bytes for value in values):
+        return values
     if isinstance(values, (*_BYTES_LIKE, str)) or not isinstance(values, Iterable):
         raise TypeError(f"{what} must be a sequence of bytes values, not {type(values).__name__}")
     return [as_bytes(value, f"each of {what}") for value in values]

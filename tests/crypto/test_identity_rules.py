@@ -147,3 +147,24 @@ def test_eth_aggregate_pubkeys_refuses_identity_inputs_but_returns_an_identity_s
         crypto_backend.eth_aggregate_pubkeys([q, G1_POINT_AT_INFINITY])
     assert crypto_backend.eth_aggregate_pubkeys([p, minus_p]) == G1_POINT_AT_INFINITY
     assert crypto_backend.eth_aggregate_pubkeys([p, minus_p, q]) == q
+
+
+@pytest.mark.parametrize(
+    "refused", [G1_POINT_AT_INFINITY, b"\x00" * 48, b"\xc0" + b"\x00" * 46 + b"\x01"]
+)
+def test_a_refused_key_in_any_position_is_false(
+    backend: Backend[Any, Any], refused: bytes, one_lane: None
+) -> None:
+    secrets = [11, 12, 13, 14, 15]
+    keys = [crypto_backend.sk_to_pk(sk) for sk in secrets]
+    signature = crypto_backend.aggregate(crypto_backend.sign_many(secrets, MESSAGE))
+    assert crypto_backend.fast_aggregate_verify(keys, MESSAGE, signature)
+    for position in range(len(keys) + 1):
+        with_refused = [*keys[:position], refused, *keys[position:]]
+        assert not crypto_backend.fast_aggregate_verify(with_refused, MESSAGE, signature)
+        assert not crypto_backend.verify_signature_sets(
+            [(keys[:1], MESSAGE, crypto_backend.sign(11, MESSAGE)),
+             (with_refused, MESSAGE, signature)]
+        )
+    with pytest.raises(crypto_backend.BlsError):
+        crypto_backend.eth_aggregate_pubkeys([*keys, refused])
