@@ -61,6 +61,11 @@ def lane_dies(backend: str, sets: Any) -> bool:
     os._exit(3)
 
 
+def lane_hangs(backend: str, sets: Any) -> bool:
+    time.sleep(60)
+    return True
+
+
 def lane_signs_too_few(backend: str, sks: Any, message: bytes) -> list[bytes]:
     return [b"\x00" * 96] * (len(sks) - 1)
 
@@ -214,6 +219,24 @@ def test_a_killed_lane_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
     assert crypto_backend.verify_signature_sets(sets) is True
     assert crypto_backend.verify_signature_sets(sets) is True
     assert victims[0] not in lanes.pool_pids()
+
+
+def test_a_stuck_lane_is_killed_and_its_chunk_recomputed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sets = _signed_sets(12, 12)
+    assert crypto_backend.verify_signature_sets(sets)
+    stuck = lanes.pool_pids()
+    monkeypatch.setattr(lanes, "LANE_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(batch, "check_sets_in_lane", lane_hangs)
+    started = time.monotonic()
+    assert crypto_backend.verify_signature_sets(_break(sets, 7)) is False
+    assert time.monotonic() - started < 30
+    for pid in stuck:
+        _wait_dead(pid)
+    monkeypatch.undo()
+    assert crypto_backend.verify_signature_sets(sets) is True
+    assert not set(stuck) & set(lanes.pool_pids())
 
 
 def test_repeated_pool_failures_turn_lanes_off(monkeypatch: pytest.MonkeyPatch) -> None:
