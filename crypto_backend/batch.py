@@ -27,6 +27,7 @@ from typing import Any, Final, NamedTuple
 from crypto_backend import lanes
 from crypto_backend.ciphersuite import (
     AnyBackend,
+    aggregate_key_with,
     fast_aggregate_verify_with,
     sign_with,
     signature_point_with,
@@ -94,28 +95,16 @@ def check_sets_with(backend: AnyBackend, sets: Sequence[CheckedSet]) -> bool:
         return False
     if len(sets) == 1:
         return fast_aggregate_verify_with(backend, *sets[0])
-    lookup = backend.pubkey
-    g1_sum, g1_is_identity = backend.g1_sum, backend.g1_is_identity
     signatures = []
     weights = []
     # message -> (aggregate keys, their weights)
     by_message: dict[bytes, tuple[list[Any], list[int]]] = {}
     for pubkeys, message, signature in sets:
-        # Every key is validated (identity refused) before any pairing.
-        if not pubkeys:
+        # Every key is validated (identity refused), and so is their sum, before
+        # anything is hashed or paired.
+        key = aggregate_key_with(backend, pubkeys)
+        if key is None:
             return False
-        points = []
-        for pubkey in pubkeys:
-            point = lookup(pubkey)
-            if point is None:
-                return False
-            points.append(point)
-        if len(points) == 1:
-            key = points[0]
-        else:
-            key = g1_sum(points)
-            if g1_is_identity(key):
-                return False
         signature_point = signature_point_with(backend, signature)
         if signature_point is None:
             return False
