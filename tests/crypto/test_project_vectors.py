@@ -15,6 +15,8 @@ DECODING = project_vectors("decoding.json")["cases"]
 SIGNING = project_vectors("sign.json")
 VERIFYING = project_vectors("verify.json")["cases"]
 BATCHES = project_vectors("batches.json")
+SIGNER_PUBKEY = unhex(SIGNING["keys"][0]["pubkey"])
+MESSAGES = [unhex(message) for message in SIGNING["messages"]]
 
 
 def test_the_generated_files_hold_every_section() -> None:
@@ -49,10 +51,6 @@ def test_decoding(backend: Backend[Any, Any], case: dict[str, Any]) -> None:
     else:
         with pytest.raises(crypto_backend.BlsError):
             decode(encoding)
-
-
-SIGNER_PUBKEY = unhex(SIGNING["keys"][0]["pubkey"])
-MESSAGES = [unhex(message) for message in SIGNING["messages"]]
 
 
 def test_sk_to_pk_sign_and_sign_many(backend: Backend[Any, Any]) -> None:
