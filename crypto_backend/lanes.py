@@ -95,6 +95,18 @@ def _init_lane() -> None:
     _in_lane = True
     # Ctrl-C goes to the whole process group; the parent decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A lane holds both ends of its task queue's pipe, so it never sees EOF when
+    # the parent is killed (SIGKILL, OOM): watch the parent and leave with it.
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(
+            target=_exit_with_parent, args=(parent,), name="bls-lane-parent-watch", daemon=True
+        ).start()
+
+
+def _exit_with_parent(parent: multiprocessing.process.BaseProcess) -> None:
+    parent.join()  # returns when the parent process has ended, however it ended
+    os._exit(0)
 
 
 def _lane_ready() -> int:

@@ -7,8 +7,11 @@ answers nonsense (the chunk is recomputed on the calling thread).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +24,7 @@ import pytest
 import crypto_backend
 from crypto_backend import batch, lanes
 from crypto_backend.backend import Backend
+from tests.official_vectors import REPO_ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -289,6 +293,39 @@ def test_shutdown_stops_the_processes_and_a_later_batch_restarts_them() -> None:
     assert not any(psutil.pid_exists(pid) for pid in pids)
     assert crypto_backend.verify_signature_sets(sets)
     assert lanes.pool_pids()
+
+
+_PARENT_SCRIPT = """
+import time
+import crypto_backend
+from crypto_backend import lanes
+lanes.set_lane_count(2)
+crypto_backend.start_lanes()
+print(*lanes.pool_pids(), flush=True)
+time.sleep(120)
+"""
+
+
+def test_lanes_exit_when_their_parent_is_killed() -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT_SCRIPT], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True
+    )
+    lane_pids: list[int] = []
+    try:
+        assert parent.stdout is not None
+        lane_pids = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(lane_pids) == 2
+        parent.kill()
+        parent.wait(timeout=10)
+        for pid in lane_pids:
+            _wait_dead(pid)
+    finally:
+        parent.kill()
+        parent.wait(timeout=10)
+        for pid in lane_pids:
+            # Only if the test failed: do not leave the orphans behind.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_start_lanes_starts_every_worker() -> None:
