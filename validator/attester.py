@@ -34,11 +34,12 @@ from validator.duty_context import (
     report,
 )
 from validator.duty_metrics import DutyKind, DutyResult
+from validator.encoding import to_hex
 from validator.forks import ForkName
 from validator.selection import is_aggregator
 from validator.signing_types import AttestationRequest, SigningRefusedError
 from validator.ssz import AttestationData, SszInputError, from_json, to_json
-from validator.ssz.electra import AggregateAndProof, Attestation, SingleAttestation
+from validator.ssz.electra import AggregateAndProof, Attestation
 
 log = logging.getLogger("validator.attester")
 
@@ -132,19 +133,18 @@ class Attester:
                 for reason, count in refusals.items()
             )
         if to_publish:
+            # SingleAttestation JSON, built directly: the data is the same for all, and
+            # walking a container per key would cost more than signing at 10,000 keys.
             data_json = to_json(data)
             messages = [
-                to_json(
-                    SingleAttestation(
-                        committee_index=duty.committee_index,
-                        attester_index=duty.validator_index,
-                        data=data,
-                        signature=signature,
-                    )
-                )
+                {
+                    "committee_index": str(duty.committee_index),
+                    "attester_index": str(duty.validator_index),
+                    "data": data_json,
+                    "signature": to_hex(signature),
+                }
                 for duty, signature in to_publish
             ]
-            assert all(message["data"] == data_json for message in messages)
             publication = await publish(
                 self._ctx.client.publish_attestations(messages, consensus_version=fork.value),
                 len(messages),
@@ -230,7 +230,7 @@ class Attester:
         for duty in aggregating:
             by_committee[duty.committee_index].append(duty)
         proofs = await self.selection_proofs(slot, aggregating)
-        signed_messages: list[tuple[AttesterDuty, View]] = []
+        signed_messages: list[tuple[AttesterDuty, dict[str, object]]] = []
         for committee_index, members in sorted(by_committee.items()):
             aggregate, result, problem = await self._fetch_aggregate(
                 slot, data_root, committee_index
@@ -239,6 +239,7 @@ class Attester:
                 outcomes += [(duty.validator_index, result) for duty in members]
                 details[result] = problem
                 continue
+            aggregate_json = to_json(aggregate)  # once per committee, shared by its aggregators
             for duty in members:
                 message = AggregateAndProof(
                     aggregator_index=duty.validator_index,
@@ -251,11 +252,23 @@ class Attester:
                     outcomes.append((duty.validator_index, DutyResult.REFUSED))
                     details[DutyResult.REFUSED] = str(error.refusal)
                     continue
-                signed_messages.append((duty, signed))
+                signed_messages.append(
+                    (
+                        duty,
+                        {
+                            "message": {
+                                "aggregator_index": str(duty.validator_index),
+                                "aggregate": aggregate_json,
+                                "selection_proof": to_hex(proofs[duty.pubkey]),
+                            },
+                            "signature": to_hex(bytes(signed.signature)),
+                        },
+                    )
+                )
         if signed_messages:
             publication = await publish(
                 self._ctx.client.publish_aggregate_and_proofs(
-                    [to_json(signed) for _, signed in signed_messages],
+                    [message for _, message in signed_messages],
                     consensus_version=fork.value,
                 ),
                 len(signed_messages),

@@ -138,7 +138,7 @@ class SyncCommitteeDuties:
                     outcomes += [(index_of[pubkey], DutyResult.FAILED) for pubkey, _ in aggregators]
                 report(slot, kind, outcomes, {DutyResult.FAILED: problem})
                 return
-        signed_messages: list[tuple[int, View]] = []
+        signed_messages: list[tuple[int, dict[str, object]]] = []
         for subcommittee, aggregators in sorted(chosen.items()):
             assert root is not None
             contribution, result, problem = await self._fetch_contribution(slot, subcommittee, root)
@@ -146,6 +146,7 @@ class SyncCommitteeDuties:
                 outcomes += [(index_of[pubkey], result) for pubkey, _ in aggregators]
                 details[result] = problem
                 continue
+            contribution_json = to_json(contribution)  # once per subcommittee
             for pubkey, selection_proof in aggregators:
                 message = ContributionAndProof(
                     aggregator_index=index_of[pubkey],
@@ -158,11 +159,23 @@ class SyncCommitteeDuties:
                     outcomes.append((index_of[pubkey], DutyResult.REFUSED))
                     details[DutyResult.REFUSED] = str(error.refusal)
                     continue
-                signed_messages.append((index_of[pubkey], signed))
+                signed_messages.append(
+                    (
+                        index_of[pubkey],
+                        {
+                            "message": {
+                                "aggregator_index": str(index_of[pubkey]),
+                                "contribution": contribution_json,
+                                "selection_proof": to_hex(selection_proof),
+                            },
+                            "signature": to_hex(bytes(signed.signature)),
+                        },
+                    )
+                )
         if signed_messages:
             publication = await publish(
                 self._ctx.client.publish_contribution_and_proofs(
-                    [to_json(signed) for _, signed in signed_messages]
+                    [message for _, message in signed_messages]
                 ),
                 len(signed_messages),
             )
