@@ -9,6 +9,7 @@ results are applied back on the loop, so no component needs a lock.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -117,6 +118,8 @@ class DevnetChain:
         self.fee_recipients: dict[int, bytes] = {}
         self.registrations: dict[int, tuple[bytes, int]] = {}
         self.produced: dict[bytes, ProducedBlock] = {}
+        self.aggregate_cache: dict[tuple[object, ...], tuple[int, asyncio.Future[bytes]]] = {}
+        """Pool key -> (signatures aggregated, aggregate); see ``production._cached_aggregate``."""
         self.served_proposers: dict[int, set[int]] = {}
         """slot -> every validator the proposer duties have named for it."""
         self.client_blocks: dict[int, set[int]] = {}
@@ -327,6 +330,11 @@ class DevnetChain:
         self.tree.prune(keep_from)
         self.attestation_pool.prune(slot - self.slots_per_epoch - 1)
         self.sync_pool.prune(slot - 2)
+        self.aggregate_cache = {
+            key: value
+            for key, value in self.aggregate_cache.items()
+            if isinstance(key[1], int) and key[1] >= slot - self.slots_per_epoch - 1
+        }
         for old in [s for s in self.client_blocks if s < keep_from]:
             del self.client_blocks[old]
         for old in [s for s in self.served_proposers if s < keep_from]:

@@ -38,6 +38,7 @@ from validator.devnet.persistence import (
 from validator.devnet.registry import ValidatorLifecycle, ValidatorRegistry
 from validator.devnet.server import build_app
 from validator.devnet.slasher import Slasher, SlasherStateError
+from validator.devnet.strict import StrictMode
 from validator.encoding import to_hex
 
 log = logging.getLogger("validator.devnet")
@@ -92,6 +93,7 @@ class SimulatedBeaconNode:
         self._persist_lock = asyncio.Lock()
         self._pending_write: asyncio.Future[None] | None = None
         self._runs = 1
+        self._strict: StrictMode | None = None
         self._port: int | None = None
         self._host = "127.0.0.1"
 
@@ -131,7 +133,10 @@ class SimulatedBeaconNode:
         try:
             chain = await self._open_chain()
             self._chain = chain
-            middlewares = self._strict_middlewares(chain) if self.strict else []
+            middlewares: list[Any] = []
+            if self.strict:
+                self._strict = await StrictMode.load(chain)
+                middlewares = self._strict.middlewares()
             app = build_app(chain, middlewares)
             runner = web.AppRunner(app, access_log=None, handle_signals=False)
             await runner.setup()
@@ -226,6 +231,10 @@ class SimulatedBeaconNode:
                 },
                 "slashings": [finding.to_json() for finding in chain.findings],
                 "runs": self._runs,
+                "strict_violation_details": [
+                    str(violation)
+                    for violation in (self._strict.violations if self._strict else [])
+                ][:20],
                 "events_published": dict(sorted(chain.events.published.items())),
             }
         )
@@ -309,6 +318,10 @@ class SimulatedBeaconNode:
                 "version": STATE_VERSION,
                 "identity": chain.identity.to_json(),
                 "runs": self._runs,
+                "strict_violation_details": [
+                    str(violation)
+                    for violation in (self._strict.violations if self._strict else [])
+                ][:20],
                 "last_slot": chain.current_slot(),
                 "blocks": chain.tree.to_json(),
                 "finality": chain.finality.to_json(),
@@ -367,8 +380,3 @@ class SimulatedBeaconNode:
                 await self._persist()
             except OSError:
                 log.exception("cannot write the devnet state")
-
-    def _strict_middlewares(self, chain: DevnetChain) -> list[Any]:
-        from validator.devnet.strict import strict_middlewares
-
-        return strict_middlewares(chain)

@@ -9,15 +9,20 @@ built from the verified single messages in the pools.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from hashlib import sha256
 
 from validator.devnet.chain import DevnetChain
 from validator.devnet.duties import SYNC_SUBCOMMITTEE_SIZE
-from validator.devnet.verification import aggregate_signatures
+from validator.devnet.verification import aggregate_signatures_async
 from validator.ssz import altair, deneb, electra, fulu
 from validator.ssz.phase0 import Eth1Data
-from validator.ssz.preset import MAX_ATTESTATIONS_ELECTRA, MAX_COMMITTEES_PER_SLOT
+from validator.ssz.preset import (
+    MAX_ATTESTATIONS_ELECTRA,
+    MAX_COMMITTEES_PER_SLOT,
+    SYNC_COMMITTEE_SUBNET_COUNT,
+)
 
 INFINITY_SIGNATURE = b"\xc0" + bytes(95)
 """The compressed point at infinity: the signature of an empty aggregate."""
@@ -39,7 +44,7 @@ def execution_block_hash(genesis_validators_root: bytes, parent_root: bytes, slo
 # --- aggregates and contributions ---------------------------------------------
 
 
-def build_aggregate(
+async def build_aggregate(
     chain: DevnetChain, slot: int, committee_index: int, data_root: bytes
 ) -> electra.Attestation | None:
     """The aggregate of the pooled single attestations (None when there are none)."""
@@ -48,12 +53,32 @@ def build_aggregate(
         return None
     bits = [position in pooled.signatures for position in range(pooled.committee_length)]
     committee_bits = [index == committee_index for index in range(MAX_COMMITTEES_PER_SLOT)]
+    signature = await _cached_aggregate(
+        chain, ("attestations", slot, committee_index, data_root), list(pooled.signatures.values())
+    )
     return electra.Attestation(
         aggregation_bits=_AttestationBits(*bits),
         data=pooled.data.view(),
-        signature=aggregate_signatures(list(pooled.signatures.values())),
+        signature=signature,
         committee_bits=_CommitteeBits(*committee_bits),
     )
+
+
+async def _cached_aggregate(
+    chain: DevnetChain, key: tuple[object, ...], signatures: list[bytes]
+) -> bytes:
+    """The aggregate of ``signatures``, computed once while the pool under ``key`` is unchanged.
+
+    Every aggregator of a committee (or sync subcommittee) asks for the same
+    aggregate, often at the same moment; pooled signatures are only ever added,
+    so their count says whether a cached (or in-flight) aggregate is complete.
+    """
+    cached = chain.aggregate_cache.get(key)
+    if cached is not None and cached[0] == len(signatures):
+        return await asyncio.shield(cached[1])
+    future = asyncio.ensure_future(aggregate_signatures_async(signatures))
+    chain.aggregate_cache[key] = (len(signatures), future)
+    return await asyncio.shield(future)
 
 
 def sync_subcommittee_seats(
@@ -65,21 +90,34 @@ def sync_subcommittee_seats(
     return committee[start : start + SYNC_SUBCOMMITTEE_SIZE]
 
 
-def build_contribution(
+async def _subcommittee_aggregate(
     chain: DevnetChain, slot: int, subcommittee_index: int, block_root: bytes
-) -> altair.SyncCommitteeContribution | None:
-    """The contribution of one subcommittee from the pooled messages (None when there are none)."""
+) -> tuple[list[bool], bytes] | None:
+    """Seat bits and aggregate signature of one subcommittee's pooled messages."""
     seats = sync_subcommittee_seats(chain, slot, subcommittee_index)
     signatures = chain.sync_pool.signatures_by_seat(slot, block_root, seats)
     present = [signature for signature in signatures if signature is not None]
     if not present:
         return None
+    key = ("sync", slot, subcommittee_index, block_root)
+    aggregate = await _cached_aggregate(chain, key, present)
+    return [signature is not None for signature in signatures], aggregate
+
+
+async def build_contribution(
+    chain: DevnetChain, slot: int, subcommittee_index: int, block_root: bytes
+) -> altair.SyncCommitteeContribution | None:
+    """The contribution of one subcommittee from the pooled messages (None when there are none)."""
+    found = await _subcommittee_aggregate(chain, slot, subcommittee_index, block_root)
+    if found is None:
+        return None
+    bits, signature = found
     return altair.SyncCommitteeContribution(
         slot=slot,
         beacon_block_root=block_root,
         subcommittee_index=subcommittee_index,
-        aggregation_bits=_ContributionBits(*[signature is not None for signature in signatures]),
-        signature=aggregate_signatures(present),
+        aggregation_bits=_ContributionBits(*bits),
+        signature=signature,
     )
 
 
@@ -110,7 +148,7 @@ class BlockPlan:
         )
 
 
-def plan_block(
+async def plan_block(
     chain: DevnetChain,
     slot: int,
     proposer_index: int,
@@ -119,7 +157,7 @@ def plan_block(
 ) -> BlockPlan:
     parent = chain.tree.head
     gvr = chain.identity.genesis_validators_root
-    attestations, included = _block_attestations(chain, slot)
+    attestations, included = await _block_attestations(chain, slot)
     parent_execution_hash = (
         sha256(b"devnet-execution-genesis" + gvr).digest()
         if parent.origin == "genesis"
@@ -156,7 +194,7 @@ def plan_block(
         ),
         attestations=tuple(attestations),
         included=tuple(included),
-        sync_aggregate=_sync_aggregate(chain, slot, parent.root),
+        sync_aggregate=await _sync_aggregate(chain, slot, parent.root),
         payload=payload,
     )
 
@@ -197,7 +235,7 @@ def block_contents(block: fulu.BeaconBlock) -> fulu.BlockContents:
     return fulu.BlockContents(block=block, kzg_proofs=[], blobs=[])
 
 
-def _block_attestations(
+async def _block_attestations(
     chain: DevnetChain, slot: int
 ) -> tuple[list[electra.Attestation], list[tuple[int, bytes]]]:
     """On-chain aggregates (EIP-7549: committees with the same data together) from the pool."""
@@ -221,7 +259,7 @@ def _block_attestations(
                 electra.Attestation(
                     aggregation_bits=_AttestationBits(*bits),
                     data=data.view(),
-                    signature=aggregate_signatures(signatures),
+                    signature=await aggregate_signatures_async(signatures),
                     committee_bits=_CommitteeBits(
                         *[index in by_committee for index in range(MAX_COMMITTEES_PER_SLOT)]
                     ),
@@ -231,14 +269,24 @@ def _block_attestations(
     return attestations, included
 
 
-def _sync_aggregate(chain: DevnetChain, slot: int, parent_root: bytes) -> altair.SyncAggregate:
-    """The previous slot's sync committee messages for the parent block, every seat."""
+async def _sync_aggregate(
+    chain: DevnetChain, slot: int, parent_root: bytes
+) -> altair.SyncAggregate:
+    """The previous slot's sync committee messages for the parent block: its subcommittees' sum."""
     if slot == 0:
         return altair.SyncAggregate(sync_committee_signature=INFINITY_SIGNATURE)
-    seats = chain.duties.sync_committee_for_message_slot(slot - 1)
-    signatures = chain.sync_pool.signatures_by_seat(slot - 1, parent_root, seats)
-    present = [signature for signature in signatures if signature is not None]
+    bits: list[bool] = []
+    parts: list[bytes] = []
+    for subcommittee in range(SYNC_COMMITTEE_SUBNET_COUNT):
+        found = await _subcommittee_aggregate(chain, slot - 1, subcommittee, parent_root)
+        if found is None:
+            bits += [False] * SYNC_SUBCOMMITTEE_SIZE
+        else:
+            bits += found[0]
+            parts.append(found[1])
     return altair.SyncAggregate(
-        sync_committee_bits=_SyncCommitteeBits(*[s is not None for s in signatures]),
-        sync_committee_signature=aggregate_signatures(present) if present else INFINITY_SIGNATURE,
+        sync_committee_bits=_SyncCommitteeBits(*bits),
+        sync_committee_signature=(
+            await aggregate_signatures_async(parts) if parts else INFINITY_SIGNATURE
+        ),
     )

@@ -14,36 +14,16 @@ from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import Any
 
-from remerkleable.basic import boolean
-from remerkleable.complex import Container, List
-
 import crypto_backend
+from validator.devnet.containers import Validator, ValidatorList
 from validator.forks import FAR_FUTURE_EPOCH
 from validator.interop import interop_secret_key
-from validator.ssz.primitives import BLSPubkey, Epoch, Gwei, Root
 
-VALIDATOR_REGISTRY_LIMIT = 2**40
 MAX_EFFECTIVE_BALANCE_GWEI = 32 * 10**9
 # Exits take effect this many epochs after they are accepted (1 + MAX_SEED_LOOKAHEAD in the specs).
 EXIT_DELAY_EPOCHS = 5
 # MIN_VALIDATOR_WITHDRAWABILITY_DELAY of the mainnet configuration.
 WITHDRAWABILITY_DELAY_EPOCHS = 256
-
-
-class Validator(Container):
-    """The phase0 ``Validator`` record of the beacon state (unchanged up to Fulu)."""
-
-    pubkey: BLSPubkey
-    withdrawal_credentials: Root
-    effective_balance: Gwei
-    slashed: boolean
-    activation_eligibility_epoch: Epoch
-    activation_epoch: Epoch
-    exit_epoch: Epoch
-    withdrawable_epoch: Epoch
-
-
-ValidatorList = List[Validator, VALIDATOR_REGISTRY_LIMIT]
 
 
 def bls_withdrawal_credentials(pubkey: bytes) -> bytes:

@@ -539,7 +539,7 @@ class BeaconApi:
             raise ApiError(400, f"the head is already at slot {chain.tree.head.slot}")
         proposer = await verify_randao_for_production(chain, slot, randao_reveal, skip)
         block_slot = slot if chain.faults is None else chain.faults.block_slot(slot, proposer)
-        plan = plan_block(chain, block_slot, proposer, randao_reveal, graffiti)
+        plan = await plan_block(chain, block_slot, proposer, randao_reveal, graffiti)
         block, root = await asyncio.to_thread(assemble_block, plan)
         chain.remember_produced(ProducedBlock(block_slot, proposer, root, block, plan.included))
         contents = block_contents(block)
@@ -630,7 +630,7 @@ class BeaconApi:
         slot = uint_param(query.get("slot"), "slot")
         committee_index = uint_param(query.get("committee_index"), "committee_index")
         ssz = wants_ssz(request)
-        aggregate = build_aggregate(self.chain, slot, committee_index, data_root)
+        aggregate = await build_aggregate(self.chain, slot, committee_index, data_root)
         if aggregate is None:
             raise ApiError(404, "no attestation with that data root, slot and committee")
         headers = {"Eth-Consensus-Version": FORK.value}
@@ -720,7 +720,7 @@ class BeaconApi:
         block_root = hex_param(query.get("beacon_block_root"), "beacon_block_root", 32)
         if subcommittee >= self.chain.spec.sync_committee_subnet_count:
             raise ApiError(400, f"no sync subcommittee {subcommittee}")
-        contribution = build_contribution(self.chain, slot, subcommittee, block_root)
+        contribution = await build_contribution(self.chain, slot, subcommittee, block_root)
         if contribution is None:
             raise ApiError(404, "no sync committee messages for that slot, root and subcommittee")
         return json_response({"data": to_json(contribution)})

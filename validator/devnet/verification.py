@@ -10,6 +10,7 @@ work runs in a worker thread so the server keeps answering meanwhile.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -53,5 +54,30 @@ async def failed_checks_async(checks: Sequence[SignatureCheck]) -> list[Signatur
 
 
 def aggregate_signatures(signatures: Sequence[bytes]) -> bytes:
-    """The aggregate of already verified signatures."""
-    return crypto_backend.aggregate(list(signatures))
+    """The aggregate of already verified signatures. Blocking.
+
+    A signature repeated ``k`` times (a member holding several sync committee
+    seats) is added as ``k * signature`` by doubling, so the cost grows with the
+    distinct signatures, not with the seats.
+    """
+    counts = Counter(signatures)
+    terms = [_times(signature, count) for signature, count in counts.items()]
+    return terms[0] if len(terms) == 1 else crypto_backend.aggregate(terms)
+
+
+def _times(signature: bytes, count: int) -> bytes:
+    result: bytes | None = None
+    power = signature
+    while count:
+        if count & 1:
+            result = power if result is None else crypto_backend.aggregate([result, power])
+        count >>= 1
+        if count:
+            power = crypto_backend.aggregate([power, power])
+    assert result is not None
+    return result
+
+
+async def aggregate_signatures_async(signatures: Sequence[bytes]) -> bytes:
+    """``aggregate_signatures`` in a worker thread."""
+    return await asyncio.to_thread(aggregate_signatures, list(signatures))
