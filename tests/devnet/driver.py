@@ -93,6 +93,8 @@ class Driver:
         self.signed_blocks: dict[int, bytes] = {}
         self.attested_data: dict[tuple[int, int], dict[str, Any]] = {}
         """(validator, target epoch) -> the data it signed."""
+        self.refused_attestations: list[tuple[int, dict[str, Any]]] = []
+        """(validator, data) of every attestation the protection refused."""
 
     # --- time ----------------------------------------------------------------------
 
@@ -155,6 +157,7 @@ class Driver:
             source, target = int(data["source"]["epoch"]), int(data["target"]["epoch"])
             if not self.protection.allow_attestation(duty.validator_index, source, target):
                 self.refusals["attestation"] += 1
+                self.refused_attestations.append((duty.validator_index, data))
                 continue
             self.attested_data[(duty.validator_index, target)] = data
             signed.append(self.single_attestation(duty, data))

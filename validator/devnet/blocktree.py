@@ -93,6 +93,15 @@ class BlockTree:
     def get(self, root: bytes) -> BlockRecord | None:
         return self._known.get(root)
 
+    def ancestor_root_at_slot(self, root: bytes, slot: int) -> bytes | None:
+        """get_block_root_at_slot on the chain ending in ``root`` (None when not known)."""
+        block = self._known.get(root)
+        while block is not None and block.slot > slot:
+            if block == self.genesis:
+                return block.root
+            block = self._known.get(block.parent_root)
+        return None if block is None else block.root
+
     def by_state_root(self, state_root: bytes) -> BlockRecord | None:
         for block in self._known.values():
             if block.state_root == state_root:
@@ -151,7 +160,28 @@ class BlockTree:
         """Know ``block`` (e.g. an orphan) without making it canonical."""
         self._known.setdefault(block.root, block)
 
-    def fork_from(self, slot: int, *, drop_from_slot: int | None = None) -> Reorg:
+    def preview_fork_root(self, slot: int, salt: bytes = b"") -> bytes:
+        """The root ``fork_from(slot, salt=salt)`` would give the fork's block at ``slot``."""
+        keep = bisect.bisect_left(self._slots, slot)
+        if keep == 0:
+            raise HistoryPrunedError(f"slot {slot} is before the kept history")
+        parent = self._canonical[keep - 1]
+        return self._fork_root(self._fork_generation + 1, slot, parent.root, salt)
+
+    @staticmethod
+    def _fork_root(generation: int, slot: int, parent_root: bytes, salt: bytes) -> bytes:
+        seed = (
+            b"devnet-fork"
+            + generation.to_bytes(8, "little")
+            + slot.to_bytes(8, "little")
+            + parent_root
+            + salt
+        )
+        return sha256(seed + b"block").digest()
+
+    def fork_from(
+        self, slot: int, *, drop_from_slot: int | None = None, salt: bytes = b""
+    ) -> Reorg:
         """Re-org: replace the canonical chain from ``slot`` on with fork blocks.
 
         The fork has a block at ``slot`` (replacing the one there, or filling an
@@ -162,7 +192,6 @@ class BlockTree:
         if slot <= self.genesis.slot:
             raise ValueError("the genesis block cannot be re-orged")
         self._fork_generation += 1
-        tag = self._fork_generation.to_bytes(8, "little")
         old_head = self.head
         keep = bisect.bisect_left(self._slots, slot)
         if keep == 0:
@@ -177,12 +206,12 @@ class BlockTree:
         fork: list[BlockRecord] = []
         for fork_slot in slots_to_copy:
             original = next((b for b in replaced if b.slot == fork_slot), None)
-            seed = b"devnet-fork" + tag + fork_slot.to_bytes(8, "little") + parent.root
+            root = self._fork_root(self._fork_generation, fork_slot, parent.root, salt)
             block = BlockRecord(
                 slot=fork_slot,
-                root=sha256(seed + b"block").digest(),
+                root=root,
                 parent_root=parent.root,
-                state_root=sha256(seed + b"state").digest(),
+                state_root=sha256(b"devnet-fork-state" + root).digest(),
                 proposer_index=None if original is None else original.proposer_index,
                 origin="fork",
             )

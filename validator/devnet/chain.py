@@ -196,9 +196,11 @@ class DevnetChain:
         )
         return True
 
-    def reorg(self, from_slot: int, *, drop_from_slot: int | None = None) -> Reorg:
+    def reorg(
+        self, from_slot: int, *, drop_from_slot: int | None = None, salt: bytes = b""
+    ) -> Reorg:
         """Switch to a fork from ``from_slot`` on and tell subscribers (fault modes only)."""
-        reorg = self.tree.fork_from(from_slot, drop_from_slot=drop_from_slot)
+        reorg = self.tree.fork_from(from_slot, drop_from_slot=drop_from_slot, salt=salt)
         new_head = reorg.new_head
         self.events.publish(
             "chain_reorg",

@@ -69,6 +69,10 @@ class DutySchedule:
 
     def attester_committees(self, epoch: int) -> tuple[bytes, EpochCommittees]:
         dependent_root = self.tree.attester_dependent_root(epoch)
+        return dependent_root, self.attester_committees_for(epoch, dependent_root)
+
+    def attester_committees_for(self, epoch: int, dependent_root: bytes) -> EpochCommittees:
+        """The committees of ``epoch`` should its attester dependent root be ``dependent_root``."""
         key = (epoch, dependent_root)
         committees = self._committees.get(key)
         if committees is None:
@@ -78,10 +82,28 @@ class DutySchedule:
             )
             self._committees[key] = committees
             self._trim(self._committees, epoch)
-        return dependent_root, committees
+        return committees
 
     def committees_at(self, slot: int) -> EpochCommittees:
+        """The committees at ``slot`` on the canonical chain."""
         return self.attester_committees(slot // self.slots_per_epoch)[1]
+
+    def committees_for_vote(self, slot: int, beacon_block_root: bytes) -> EpochCommittees:
+        """The committees an attestation to ``beacon_block_root`` at ``slot`` was made in.
+
+        They are those of the chain the attestation votes for: after a re-org, an
+        attestation made on the old fork is judged with the old fork's shuffling.
+        """
+        epoch = slot // self.slots_per_epoch
+        dependent_slot = (epoch - 1) * self.slots_per_epoch - 1
+        dependent_root = (
+            self.tree.genesis.root
+            if dependent_slot < 0
+            else self.tree.ancestor_root_at_slot(beacon_block_root, dependent_slot)
+        )
+        if dependent_root is None:
+            return self.committees_at(slot)
+        return self.attester_committees_for(epoch, dependent_root)
 
     # --- proposers --------------------------------------------------------------
 

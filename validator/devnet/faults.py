@@ -49,6 +49,7 @@ from validator.ssz.phase0 import AttestationData, Checkpoint
 log = logging.getLogger("validator.devnet")
 
 FAR_FUTURE_EPOCHS = 100_000
+_TRAP_ATTEMPTS = 64
 """How far ahead the ``far-future`` mode puts slots and target epochs."""
 
 
@@ -114,11 +115,13 @@ class FaultInjector:
     def _reorg_action(self, slot: int) -> None:
         self._reorg_from(slot, "reorgs")
 
-    def _reorg_from(self, slot: int, counter: str, drop_from_slot: int | None = None) -> bool:
+    def _reorg_from(
+        self, slot: int, counter: str, drop_from_slot: int | None = None, salt: bytes = b""
+    ) -> bool:
         if slot < 1:
             return False
         try:
-            self.chain.reorg(slot, drop_from_slot=drop_from_slot)
+            self.chain.reorg(slot, drop_from_slot=drop_from_slot, salt=salt)
         except LookupError as failure:
             log.warning("fault %s: no re-org from slot %d: %s", self.fault, slot, failure)
             return False
@@ -126,18 +129,32 @@ class FaultInjector:
         return True
 
     def _reshuffle_attesters(self, epoch: int) -> None:
+        """Re-org the block epoch ``epoch``'s attester duties depend on, choosing among a few
+        possible fork blocks one whose shuffle gives validators that already attested in
+        ``epoch`` a second duty later in it (with 8 or more validators one nearly always does)."""
         chain = self.chain
-        if not self._reorg_from((epoch - 1) * chain.slots_per_epoch - 1, "reorgs"):
-            return
-        committees = chain.duties.attester_committees(epoch)[1]
+        dependent_slot = (epoch - 1) * chain.slots_per_epoch - 1
         now_slot = chain.current_slot()
         voted = chain.ledger.attested_in(epoch)
-        traps = sum(
-            1
-            for assignment in committees.assignments()
-            if assignment.slot > now_slot and assignment.validator_index in voted
-        )
-        self._count("double_vote_traps", traps)
+        best: tuple[int, bytes] = (0, b"")
+        try:
+            for attempt in range(_TRAP_ATTEMPTS):
+                salt = attempt.to_bytes(2, "little")
+                root = chain.tree.preview_fork_root(dependent_slot, salt)
+                committees = chain.duties.attester_committees_for(epoch, root)
+                traps = sum(
+                    1
+                    for assignment in committees.assignments()
+                    if assignment.slot > now_slot and assignment.validator_index in voted
+                )
+                if traps > best[0]:
+                    best = (traps, salt)
+                    break
+        except LookupError as failure:
+            log.warning("fault %s: no re-org at epoch %d: %s", self.fault, epoch, failure)
+            return
+        if self._reorg_from(dependent_slot, "reorgs", salt=best[1]):
+            self._count("double_vote_traps", best[0])
 
     @property
     def _refuse_index(self) -> int:

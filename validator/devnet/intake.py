@@ -115,7 +115,8 @@ def _place_attestation(
         return f"target epoch {data.target_epoch} is not the epoch of slot {data.slot}"
     if chain.tree.get(data.beacon_block_root) is None:
         return f"unknown beacon_block_root 0x{data.beacon_block_root.hex()}"
-    assignment = chain.duties.committees_at(data.slot).assignment(attestation.attester_index)
+    committees = chain.duties.committees_for_vote(data.slot, data.beacon_block_root)
+    assignment = committees.assignment(attestation.attester_index)
     if (
         assignment is None
         or assignment.slot != data.slot
@@ -297,7 +298,10 @@ def _aggregate_problem(
     committee_indices = [index for index, bit in enumerate(aggregate.committee_bits) if bit]
     if len(committee_indices) != 1:
         return "an aggregate must have exactly one committee bit set", (), 0
-    committee = chain.duties.committees_at(data.slot).committee(data.slot, committee_indices[0])
+    if chain.tree.get(data.beacon_block_root) is None:
+        return f"unknown beacon_block_root 0x{data.beacon_block_root.hex()}", (), 0
+    committees = chain.duties.committees_for_vote(data.slot, data.beacon_block_root)
+    committee = committees.committee(data.slot, committee_indices[0])
     if committee is None:
         return f"no committee {committee_indices[0]} at slot {data.slot}", (), 0
     bits = list(aggregate.aggregation_bits)
@@ -593,7 +597,7 @@ def _embedded_checks(chain: DevnetChain, block: View) -> list[SignatureCheck] | 
     body = block.body
     for position, attestation in enumerate(body.attestations):
         data = AttestationDataFields.of(attestation.data)
-        committees = chain.duties.committees_at(data.slot)
+        committees = chain.duties.committees_for_vote(data.slot, data.beacon_block_root)
         members: list[int] = []
         for committee_index, bit in enumerate(attestation.committee_bits):
             if bit:
@@ -730,7 +734,7 @@ async def publish_block(
 
 def _judge_embedded_attestation(chain: DevnetChain, attestation: View) -> None:
     data = AttestationDataFields.of(attestation.data)
-    committees = chain.duties.committees_at(data.slot)
+    committees = chain.duties.committees_for_vote(data.slot, data.beacon_block_root)
     members: list[int] = []
     for committee_index, bit in enumerate(attestation.committee_bits):
         if bit:
