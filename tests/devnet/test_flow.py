@@ -7,6 +7,8 @@ from pathlib import Path
 
 from tests.devnet.conftest import SLOTS_PER_EPOCH, connected_driver, running_devnet
 from validator.beacon.events import BlockEvent, HeadEvent
+from validator.devnet.intake import embedded_signature_checks
+from validator.devnet.verification import failed_checks
 
 SUMMARY_KEYS = {
     "slots",
@@ -77,3 +79,29 @@ async def test_correct_flow_is_accepted_counted_and_finalizes(tmp_path: Path) ->
         assert head.previous_duty_dependent_root == attester_roots[epoch]
         assert head.epoch_transition == (epoch != previous_slot // SLOTS_PER_EPOCH)
         previous_slot = head.slot
+
+
+async def test_produced_blocks_carry_valid_attestations_and_sync_aggregates(tmp_path: Path) -> None:
+    async with running_devnet(tmp_path / "devnet") as node:
+        async with connected_driver(node) as driver:
+            first = node.chain.current_slot() + 1
+            await driver.run(first, first + 3)
+            assert driver.errors == []
+            produced = sorted(node.chain.produced.values(), key=lambda p: p.slot)[-2:]
+            for block in produced:
+                checks = embedded_signature_checks(node.chain, block.block)
+                assert not isinstance(checks, str)
+                whats = {check.what for check in checks}
+                assert "sync aggregate in the block" in whats
+                assert any(what.startswith("attestation") for what in whats)
+                assert failed_checks(checks) == []
+                # Forging one embedded signature is caught.
+                forged = block.block.copy()
+                forged.body.sync_aggregate.sync_committee_signature = bytes(
+                    forged.body.attestations[0].signature
+                )
+                forged_checks = embedded_signature_checks(node.chain, forged)
+                assert not isinstance(forged_checks, str)
+                assert [c.what for c in failed_checks(forged_checks)] == [
+                    "sync aggregate in the block"
+                ]

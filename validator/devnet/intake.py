@@ -591,7 +591,7 @@ async def verify_randao_for_production(
     )
 
 
-def _embedded_checks(chain: DevnetChain, block: View) -> list[SignatureCheck] | str:
+def embedded_signature_checks(chain: DevnetChain, block: View) -> list[SignatureCheck] | str:
     """Signature sets of the attestations and sync aggregate of a block this chain did not build."""
     checks: list[SignatureCheck] = []
     body = block.body
@@ -679,7 +679,7 @@ async def publish_block(
     ]
     embedded: list[SignatureCheck] = []
     if produced is None:
-        found = _embedded_checks(chain, block)
+        found = embedded_signature_checks(chain, block)
         if isinstance(found, str):
             chain.ledger.count("rejected_messages")
             raise ApiError(400, f"invalid block: {found}")

@@ -246,20 +246,23 @@ async def _block_attestations(
             if len(attestations) >= MAX_ATTESTATIONS_ELECTRA:
                 return attestations, included
             bits: list[bool] = []
-            signatures: list[bytes] = []
+            committee_aggregates: list[bytes] = []
             data = None
             for committee_index in sorted(by_committee):
                 pooled = by_committee[committee_index]
                 data = pooled.data
                 bits.extend(p in pooled.signatures for p in range(pooled.committee_length))
-                signatures.extend(pooled.signatures.values())
-            if data is None or not signatures:
+                # Each committee's aggregate is usually cached already (its aggregators asked).
+                key = ("attestations", attested_slot, committee_index, data_root)
+                signatures = list(pooled.signatures.values())
+                committee_aggregates.append(await _cached_aggregate(chain, key, signatures))
+            if data is None or not committee_aggregates:
                 continue
             attestations.append(
                 electra.Attestation(
                     aggregation_bits=_AttestationBits(*bits),
                     data=data.view(),
-                    signature=await aggregate_signatures_async(signatures),
+                    signature=await aggregate_signatures_async(committee_aggregates),
                     committee_bits=_CommitteeBits(
                         *[index in by_committee for index in range(MAX_COMMITTEES_PER_SLOT)]
                     ),
