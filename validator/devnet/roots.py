@@ -22,6 +22,8 @@ class RootCache:
     def __init__(self, spec: ChainSpec) -> None:
         self.spec = spec
         self._data_roots: dict[AttestationDataFields, bytes] = {}
+        self._attestation_signing_roots: dict[AttestationDataFields, bytes] = {}
+        self._sync_signing_roots: dict[tuple[int, bytes], bytes] = {}
         self._domains: dict[tuple[bytes, int], bytes] = {}
 
     def attestation_data_root(self, data: AttestationDataFields) -> bytes:
@@ -44,11 +46,25 @@ class RootCache:
         return domain
 
     def attestation_signing_root(self, data: AttestationDataFields) -> bytes:
-        return compute_signing_root_from_object_root(
-            self.attestation_data_root(data), self.domain(DOMAIN_BEACON_ATTESTER, data.target_epoch)
-        )
+        root = self._attestation_signing_roots.get(data)
+        if root is None:
+            if len(self._attestation_signing_roots) >= _LIMIT:
+                self._attestation_signing_roots.clear()
+            root = compute_signing_root_from_object_root(
+                self.attestation_data_root(data),
+                self.domain(DOMAIN_BEACON_ATTESTER, data.target_epoch),
+            )
+            self._attestation_signing_roots[data] = root
+        return root
 
     def sync_message_signing_root(self, slot: int, block_root: bytes) -> bytes:
-        # hash_tree_root of an SSZ Root is the root itself.
-        domain = self.domain(DOMAIN_SYNC_COMMITTEE, slot // self.spec.slots_per_epoch)
-        return compute_signing_root_from_object_root(block_root, domain)
+        key = (slot, block_root)
+        root = self._sync_signing_roots.get(key)
+        if root is None:
+            if len(self._sync_signing_roots) >= _LIMIT:
+                self._sync_signing_roots.clear()
+            # hash_tree_root of an SSZ Root is the root itself.
+            domain = self.domain(DOMAIN_SYNC_COMMITTEE, slot // self.spec.slots_per_epoch)
+            root = compute_signing_root_from_object_root(block_root, domain)
+            self._sync_signing_roots[key] = root
+        return root

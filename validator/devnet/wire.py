@@ -16,6 +16,11 @@ from typing import Any
 from validator.encoding import parse_hex, parse_uint
 from validator.ssz.phase0 import AttestationData, Checkpoint
 
+_CHECKPOINT_FIELDS = frozenset({"epoch", "root"})
+_DATA_FIELDS = frozenset({"slot", "index", "beacon_block_root", "source", "target"})
+_SINGLE_ATTESTATION_FIELDS = frozenset({"committee_index", "attester_index", "data", "signature"})
+_SYNC_MESSAGE_FIELDS = frozenset({"slot", "beacon_block_root", "validator_index", "signature"})
+
 
 class WireError(ValueError):
     """A malformed message; the text names the field."""
@@ -70,15 +75,16 @@ class SyncCommitteeMessageFields:
     signature: bytes
 
 
-def _object(value: Any, fields: tuple[str, ...], where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+def _object(value: Any, fields: frozenset[str], where: str) -> Mapping[str, Any]:
+    # JSON objects arrive as dicts (orjson); the exact-keys test is one set comparison.
+    if not isinstance(value, dict):
         raise WireError(f"{where}: expected an object")
-    for name in fields:
-        if name not in value:
-            raise WireError(f"{where}: missing field {name!r}")
-    for name in value:
-        if name not in fields:
-            raise WireError(f"{where}: unexpected field {name!r}")
+    if value.keys() != fields:
+        missing = sorted(fields - value.keys())
+        if missing:
+            raise WireError(f"{where}: missing field {missing[0]!r}")
+        unexpected = sorted(value.keys() - fields)
+        raise WireError(f"{where}: unexpected field {unexpected[0]!r}")
     return value
 
 
@@ -97,14 +103,14 @@ def _bytes(value: Any, length: int, where: str) -> bytes:
 
 
 def _checkpoint(value: Any, where: str) -> tuple[int, bytes]:
-    checkpoint = _object(value, ("epoch", "root"), where)
+    checkpoint = _object(value, _CHECKPOINT_FIELDS, where)
     return _uint(checkpoint["epoch"], f"{where}.epoch"), _bytes(
         checkpoint["root"], 32, f"{where}.root"
     )
 
 
 def parse_attestation_data(value: Any, where: str = "data") -> AttestationDataFields:
-    data = _object(value, ("slot", "index", "beacon_block_root", "source", "target"), where)
+    data = _object(value, _DATA_FIELDS, where)
     source_epoch, source_root = _checkpoint(data["source"], f"{where}.source")
     target_epoch, target_root = _checkpoint(data["target"], f"{where}.target")
     return AttestationDataFields(
@@ -120,7 +126,7 @@ def parse_attestation_data(value: Any, where: str = "data") -> AttestationDataFi
 
 def parse_single_attestation(value: Any) -> SingleAttestationFields:
     """An Electra ``SingleAttestation`` in Beacon API JSON."""
-    item = _object(value, ("committee_index", "attester_index", "data", "signature"), "attestation")
+    item = _object(value, _SINGLE_ATTESTATION_FIELDS, "attestation")
     return SingleAttestationFields(
         committee_index=_uint(item["committee_index"], "committee_index"),
         attester_index=_uint(item["attester_index"], "attester_index"),
@@ -131,9 +137,7 @@ def parse_single_attestation(value: Any) -> SingleAttestationFields:
 
 def parse_sync_committee_message(value: Any) -> SyncCommitteeMessageFields:
     """A ``SyncCommitteeMessage`` (the API's SyncCommitteeSignature) in Beacon API JSON."""
-    item = _object(
-        value, ("slot", "beacon_block_root", "validator_index", "signature"), "sync message"
-    )
+    item = _object(value, _SYNC_MESSAGE_FIELDS, "sync message")
     return SyncCommitteeMessageFields(
         slot=_uint(item["slot"], "slot"),
         beacon_block_root=_bytes(item["beacon_block_root"], 32, "beacon_block_root"),
