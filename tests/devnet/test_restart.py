@@ -67,3 +67,18 @@ async def test_a_second_devnet_on_the_same_directory_is_refused(tmp_path: Path) 
         second = SimulatedBeaconNode(tmp_path / "devnet", 8, 0.4, 4)
         with pytest.raises(DevnetStateError, match="already running"):
             await second.start()
+
+
+async def test_one_node_object_stops_idempotently_and_starts_again(tmp_path: Path) -> None:
+    node = SimulatedBeaconNode(tmp_path / "devnet", 4, 0.4, 4)
+    await node.start()
+    genesis = node.genesis_time
+    await node.stop()
+    await node.stop()
+    assert node.summary()["runs"] == 1
+    await node.start()
+    try:
+        assert node.genesis_time == genesis
+        assert node.summary()["runs"] == 2
+    finally:
+        await node.stop()

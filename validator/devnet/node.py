@@ -93,6 +93,7 @@ class SimulatedBeaconNode:
         self._persist_lock = asyncio.Lock()
         self._pending_write: asyncio.Future[None] | None = None
         self._runs = 1
+        self._running = False
         self._strict: StrictMode | None = None
         self._port: int | None = None
         self._host = "127.0.0.1"
@@ -127,9 +128,11 @@ class SimulatedBeaconNode:
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         """Load or create the chain, serve the Beacon API; returns the port it listens on."""
-        if self._chain is not None:
+        if self._running:
             raise RuntimeError("the devnet is already running")
         self._store.lock()
+        self._running = True
+        self._chain = None
         try:
             chain = await self._open_chain()
             self._chain = chain
@@ -163,8 +166,8 @@ class SimulatedBeaconNode:
         return self.port
 
     async def stop(self) -> None:
-        """Stop serving, write the state a last time, release the directory."""
-        if self._chain is None:
+        """Stop serving, write the state a last time, release the directory (idempotent)."""
+        if not self._running:
             return
         await self._shutdown()
 
@@ -194,6 +197,7 @@ class SimulatedBeaconNode:
                 await self._persist()
         finally:
             self._store.unlock()
+            self._running = False
 
     def start_counting_duties(self, slot: int | None = None) -> int:
         """Judge missed duties from ``slot`` (default: the next slot); returns that slot."""
