@@ -9,8 +9,8 @@ import aiohttp
 import pytest
 import yaml
 
-from tests.devnet.conftest import connected_driver, running_devnet
 from tests.devnet.driver import FORK, hex0x
+from tests.devnet.harness import connected_driver, running_devnet
 from tests.official_vectors import official_vectors
 from validator.devnet.server import DECLARES_503
 from validator.signing_roots import (

@@ -10,8 +10,8 @@ from typing import Any
 
 import aiohttp
 
-from tests.devnet.conftest import connected_driver, running_devnet
 from tests.devnet.driver import Driver
+from tests.devnet.harness import connected_driver, running_devnet
 from validator.beacon.events import ChainReorgEvent, HeadEvent
 from validator.devnet import SimulatedBeaconNode
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.devnet.conftest import SLOTS_PER_EPOCH, connected_driver, running_devnet
+from tests.devnet.harness import SLOTS_PER_EPOCH, connected_driver, running_devnet
 from validator.beacon.events import BlockEvent, HeadEvent
 from validator.devnet.intake import embedded_signature_checks
 from validator.devnet.verification import failed_checks

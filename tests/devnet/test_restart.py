@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.devnet.conftest import connected_driver, running_devnet
 from tests.devnet.driver import FORK
+from tests.devnet.harness import connected_driver, running_devnet
 from validator.beacon.errors import BeaconApiError
 from validator.devnet import DevnetStateError, SimulatedBeaconNode
 from validator.devnet.persistence import PUBKEYS_FILE, STATE_FILE

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.devnet.conftest import connected_driver, running_devnet
 from tests.devnet.driver import FORK, Driver, hex0x
+from tests.devnet.harness import connected_driver, running_devnet
 from validator.beacon.errors import BeaconApiError
 from validator.signing_roots import (
     randao_reveal_signing_root,

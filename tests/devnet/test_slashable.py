@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.devnet.conftest import connected_driver, running_devnet
 from tests.devnet.driver import FORK, Driver
+from tests.devnet.harness import connected_driver, running_devnet
 from validator.beacon.errors import BeaconApiError
 from validator.signing_roots import block_signing_root
 from validator.ssz import fulu, to_json

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.devnet.conftest import connected_driver, running_devnet
+from tests.devnet.harness import connected_driver, running_devnet
 from tests.official_vectors import official_vectors
 from validator.beacon.events import HeadEvent
 from validator.openapi_check import StrictClientChecker, load_beacon_api_spec
