@@ -10,6 +10,11 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import aiohttp
+import pytest
+
+from validator.devnet import DevnetProcess, DevnetStateError
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -89,3 +94,29 @@ def test_stops_after_its_slots_and_refuses_another_validator_count(tmp_path: Pat
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1
     assert "validators = 4, this run asks for 5" in lines[0]
+
+
+async def test_devnet_process_starts_reports_and_refuses(tmp_path: Path) -> None:
+    state_dir = tmp_path / "devnet"
+    chain = await DevnetProcess.start(state_dir, 4, 0.3, 4)
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{chain.url}/eth/v1/beacon/genesis") as answer:
+                genesis = (await answer.json())["data"]
+        assert genesis["genesis_time"] == str(chain.genesis_time)
+        assert genesis["genesis_validators_root"] == "0x" + chain.genesis_validators_root.hex()
+        with pytest.raises(DevnetStateError, match="already running"):
+            await DevnetProcess.start(state_dir, 4, 0.3, 4)
+    finally:
+        summary = await chain.stop()
+    assert summary["validators"] == 4 and summary["runs"] == 1
+    with pytest.raises(DevnetStateError, match="validators = 4, this run asks for 6"):
+        await DevnetProcess.start(state_dir, 6, 0.3, 4)
+    # Killed outright, the chain leaves its directory usable (the kernel drops the lock).
+    killed = await DevnetProcess.start(state_dir, 4, 0.3, 4)
+    killed.kill()
+    await killed.process.wait()
+    again = await DevnetProcess.start(state_dir, 4, 0.3, 4)
+    summary = await again.stop()
+    assert summary["runs"] == 3
+    assert (state_dir / "chain.log").is_file()

@@ -8,7 +8,15 @@ directory, its fault modes and its summary.
 from validator.devnet.faults import Fault
 from validator.devnet.node import SimulatedBeaconNode
 from validator.devnet.persistence import DevnetStateError, devnet_state_dir
+from validator.devnet.process import DevnetProcess
 
 FAULTS: tuple[str, ...] = tuple(fault.value for fault in Fault)
 
-__all__ = ["FAULTS", "DevnetStateError", "Fault", "SimulatedBeaconNode", "devnet_state_dir"]
+__all__ = [
+    "FAULTS",
+    "DevnetProcess",
+    "DevnetStateError",
+    "Fault",
+    "SimulatedBeaconNode",
+    "devnet_state_dir",
+]
