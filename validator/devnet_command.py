@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 import time
@@ -33,7 +34,10 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+import validator
 from slashing_protection import RECORD_FILE
+from validator.devnet import FAULTS, devnet_state_dir
+from validator.devnet.process import LOG_FILE as CHAIN_LOG_FILE
 from validator.devnet_keys import write_interop_keystores
 from validator.duty_metrics import DutyKind, DutyResult
 from validator.logs import LogFormat, TextFormatter, configure_logging, install_handler
@@ -41,8 +45,6 @@ from validator.service import RunOptions, StartupError, ValidatorService
 
 log = logging.getLogger("validator.devnet_command")
 
-DEVNET_STATE_DIRECTORY = "devnet"
-FAULTS = ("double-vote", "surround-vote", "far-future", "conflicting-block", "unavailable", "reorg")
 #: A new chain starts this long after the chain process is up, so the client is ready for slot 0.
 NEW_CHAIN_GENESIS_DELAY = 3.0
 CHAIN_START_TIMEOUT = 60.0
@@ -90,7 +92,14 @@ class DevnetOptions:
 
 
 class ChainProcess:
-    """The simulated chain in its own process, reporting on stdout in JSON lines."""
+    """The simulated chain in its own process, reporting on stdout in JSON lines.
+
+    Like ``validator.devnet.DevnetProcess``, plus what an interactive command needs:
+    the chain runs in a session of its own (a Ctrl-C stops the client first, then
+    the chain, so the summary covers the client's last slot) and is sent SIGTERM
+    when this process dies in any way, kill -9 included (Linux), so a killed
+    ``validator devnet`` leaves no chain running on its state directory.
+    """
 
     def __init__(self, options: DevnetOptions, state_dir: Path, log_file: Path) -> None:
         self.options = options
@@ -126,9 +135,17 @@ class ChainProcess:
 
     async def start(self) -> dict[str, Any]:
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        # The child imports this very package, installed or not.
+        package_root = str(Path(validator.__file__).resolve().parent.parent)
+        path = os.environ.get("PYTHONPATH")
+        environment = {
+            **os.environ,
+            "PYTHONPATH": package_root if not path else package_root + os.pathsep + path,
+        }
         with open(self.log_file, "ab") as chain_log:
             self.process = await asyncio.create_subprocess_exec(
                 *self.command(),
+                env=environment,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=chain_log,
                 # Its own session: a Ctrl-C on the terminal stops the client first, and
@@ -193,8 +210,8 @@ def _stop_with_parent() -> None:
 
 def chain_process(options: DevnetOptions) -> ChainProcess:
     """The chain of ``options.validators_dir``: state in its devnet/, log in devnet/chain.log."""
-    state_dir = options.validators_dir / DEVNET_STATE_DIRECTORY
-    return ChainProcess(options, state_dir, state_dir / "chain.log")
+    state_dir = devnet_state_dir(options.validators_dir)
+    return ChainProcess(options, state_dir, state_dir / CHAIN_LOG_FILE)
 
 
 def _last_line(path: Path) -> str:
