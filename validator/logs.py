@@ -109,15 +109,18 @@ def log_duty(
     detail: str = "",
     fields: Mapping[str, Any] | None = None,
 ) -> None:
-    """The one line for a duty's outcome: ``slot=12 kind=attestation validators=3,4 result=...``.
+    """The one line for a duty's outcome: ``slot=12 kind=attestation validators=3,4 count=2 ...``.
 
-    In JSON the same values are separate fields (``slot``, ``kind``,
-    ``validators`` as a list, ``result``, ``detail``) plus ``fields``.
+    ``validators`` may repeat an index (a sync committee member aggregating for two
+    subcommittees): the line names each validator once and ``count`` is the number
+    of messages. In JSON the same values are separate fields (``slot``, ``kind``,
+    ``validators`` as a list, ``count``, ``result``, ``detail``) plus ``fields``.
     """
-    indices = sorted(validators)
+    messages = list(validators)
+    indices = sorted(set(messages))
     message = (
         f"slot={slot} kind={kind} validators={describe_indices(indices)} "
-        f"count={len(indices)} result={result}"
+        f"count={len(messages)} result={result}"
     )
     if detail:
         message += f" detail={detail}"
@@ -125,6 +128,7 @@ def log_duty(
         "slot": slot,
         "kind": kind,
         "validators": indices,
+        "count": len(messages),
         "result": result,
     }
     if detail:
