@@ -41,7 +41,14 @@ from validator.devnet.process import LOG_FILE as CHAIN_LOG_FILE
 from validator.devnet_keys import write_interop_keystores
 from validator.duty_metrics import DutyKind, DutyResult
 from validator.logs import LogFormat, TextFormatter, configure_logging, install_handler
-from validator.service import RunOptions, StartupError, ValidatorService
+from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
+from validator.service import (
+    DEFAULT_KEYMANAGER_ADDRESS,
+    DEFAULT_KEYMANAGER_PORT,
+    RunOptions,
+    StartupError,
+    ValidatorService,
+)
 
 log = logging.getLogger("validator.devnet_command")
 
@@ -75,12 +82,12 @@ class DevnetOptions:
     fault: str | None = None
     summary: Path | None = None
     keymanager: bool = False
-    keymanager_address: str = "127.0.0.1"
-    keymanager_port: int = 5062
+    keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
+    keymanager_port: int = DEFAULT_KEYMANAGER_PORT
     keymanager_token_file: Path | None = None
     metrics: bool = False
-    metrics_address: str = "127.0.0.1"
-    metrics_port: int = 8008
+    metrics_address: str = DEFAULT_METRICS_ADDRESS
+    metrics_port: int = DEFAULT_METRICS_PORT
     log_format: LogFormat = LogFormat.TEXT
     log_level: int = logging.WARNING
     #: Hold both sides to the Beacon API spec (tests; slow).

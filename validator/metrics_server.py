@@ -16,7 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 log = logging.getLogger("validator.metrics")
 
 DEFAULT_METRICS_ADDRESS = "127.0.0.1"
-DEFAULT_METRICS_PORT = 8008
+DEFAULT_METRICS_PORT = 5064
 
 
 class MetricsServer:
