@@ -235,8 +235,9 @@ def devnet_command(
         Path,
         typer.Option(
             "--validators-dir",
-            help="Validators directory (keystores, record); the chain's state lives in its "
-            "devnet/ subdirectory, so a second run continues the same chain.",
+            help="Validators directory (keystores, record), by default devnet-validators in "
+            "the current directory; the chain's state lives in its devnet/ subdirectory, so a "
+            "second run continues the same chain.",
         ),
     ] = DEFAULT_DEVNET_DIR,
     beacon_port: Annotated[
