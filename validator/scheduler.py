@@ -27,6 +27,7 @@ from typing import Any
 from validator.attester import Attester, SlotAttestations
 from validator.beacon import (
     BeaconCommitteeSubscription,
+    BeaconEvent,
     BeaconNodeError,
     BlockEvent,
     ChainReorgEvent,
@@ -121,19 +122,37 @@ class DutyScheduler:
         self._ctx.tracker.on_head(event)
 
     async def _consume_events(self) -> None:
+        """Follow head, block and chain_reorg events for as long as the loop runs.
+
+        The stream reconnects by itself; should it end with an error anyway, a new
+        one is opened a slot later (the timers drive the duties meanwhile).
+        """
         chain = self._ctx.chain
         idle = max(6.0, 3 * chain.seconds_per_slot)
-        stream = self._ctx.client.events(EVENT_TOPICS, idle_timeout=idle)
-        self._stream = stream
-        async with stream:
-            async for event in stream:
-                self._check_reconnect()
-                if isinstance(event, HeadEvent):
-                    self._on_head(event)
-                elif isinstance(event, ChainReorgEvent):
-                    self._ctx.tracker.on_reorg(event)
-                elif isinstance(event, BlockEvent):
-                    log.debug("block 0x%s at slot %d", event.block.hex()[:16], event.slot)
+        while True:
+            stream = self._ctx.client.events(EVENT_TOPICS, idle_timeout=idle)
+            self._stream = stream
+            self._stream_connections = 0
+            try:
+                async with stream:
+                    async for event in stream:
+                        self._on_event(event)
+                return  # closed: the loop is stopping
+            except (BeaconNodeError, RuntimeError) as error:
+                if isinstance(error, RuntimeError) and "closed" in str(error):
+                    return  # the client was closed under it
+                log.warning("event stream ended (%s); opening a new one next slot", error)
+            await asyncio.sleep(chain.seconds_per_slot)
+            self._ctx.tracker.refetch_all(FetchReason.RECONNECT)  # events were missed
+
+    def _on_event(self, event: BeaconEvent) -> None:
+        self._check_reconnect()
+        if isinstance(event, HeadEvent):
+            self._on_head(event)
+        elif isinstance(event, ChainReorgEvent):
+            self._ctx.tracker.on_reorg(event)
+        elif isinstance(event, BlockEvent):
+            log.debug("block 0x%s at slot %d", event.block.hex()[:16], event.slot)
 
     def _check_reconnect(self) -> None:
         """After the event stream reconnected, events may have been missed: refetch duties."""
@@ -230,7 +249,8 @@ class DutyScheduler:
         elif self._ctx.tracker.keys_changed():
             self._spawn(self._keys_changed(epoch), f"keys-changed-{slot}")
         deadline = clock.slot_start(slot + 2)
-        self._spawn(self._proposal_flow(slot), f"proposal-{slot}", deadline)
+        # A block is worth nothing once its slot is over; other duties get the next slot too.
+        self._spawn(self._proposal_flow(slot), f"proposal-{slot}", clock.slot_start(slot + 1))
         self._spawn(self._attestation_flow(slot), f"attestation-{slot}", deadline)
         self._spawn(self._sync_flow(slot), f"sync-{slot}", deadline)
         for old in [key for key in self._heads if key < slot - 2]:
