@@ -6,24 +6,19 @@ Anything else is refused with `UnsupportedKeystoreError`. The secret must be a
 BLS12-381 secret key (32 bytes) and, when the keystore names a `pubkey`, the
 secret must give exactly that public key.
 
-Primitives come from `hashlib` (PBKDF2, SHA-256) and `cryptography` (scrypt,
-AES); nothing cryptographic is written here.
+The cryptographic steps themselves are in `keymanager.keystore_crypto`
+(hashlib and cryptography primitives); this module is the format around them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import re
-import unicodedata
 import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -37,6 +32,22 @@ from pydantic import (
 )
 
 import crypto_backend
+from keymanager.errors import (
+    InvalidSecretError,
+    KeystoreError,
+    MalformedKeystoreError,
+    PubkeyMismatchError,
+    UnsupportedKeystoreError,
+)
+from keymanager.errors import WrongPasswordError as WrongPasswordError  # re-exported
+from keymanager.keystore_crypto import (
+    Pbkdf2Input,
+    ScryptInput,
+    SealedSecret,
+    open_secret,
+    seal_secret,
+)
+from keymanager.keystore_crypto import normalize_password as normalize_password  # re-exported
 from keymanager.pubkeys import format_pubkey, parse_pubkey
 
 KEYSTORE_VERSION = 4
@@ -48,30 +59,6 @@ MAX_SCRYPT_MEMORY = 1 << 30  # bytes; 128 * n * r (the standard 2^18, 8 needs 25
 MAX_SCRYPT_WORK = 1 << 25  # n * r * p; 16 times the standard 2^18 * 8 * 1
 MAX_PBKDF2_ROUNDS = 1 << 24  # 64 times the standard 2^18
 MAX_KEYSTORE_BYTES = 1 << 20
-
-
-class KeystoreError(ValueError):
-    """A keystore that cannot be used; the base of every refusal in this module."""
-
-
-class MalformedKeystoreError(KeystoreError):
-    """Not a well-formed EIP-2335 keystore (bad JSON, missing or ill-typed fields)."""
-
-
-class UnsupportedKeystoreError(KeystoreError):
-    """Well-formed, but names a KDF, PRF, checksum, cipher or version this client does not read."""
-
-
-class WrongPasswordError(KeystoreError):
-    """The checksum does not match: the password is wrong (or the keystore was altered)."""
-
-
-class PubkeyMismatchError(KeystoreError):
-    """The decrypted secret does not give the public key the keystore names."""
-
-
-class InvalidSecretError(KeystoreError):
-    """The decrypted secret is not a usable BLS secret key (zero or not below the group order)."""
 
 
 # --- hex fields ------------------------------------------------------------
@@ -226,6 +213,24 @@ class Keystore(_Section):
     def to_json(self) -> bytes:
         return self.model_dump_json(indent=4, exclude_none=True).encode()
 
+    def sealed(self) -> SealedSecret:
+        """The parts decryption needs, as plain values (what a decryption worker receives)."""
+        crypto = self.crypto
+        return SealedSecret(
+            kdf=_kdf_input(crypto.kdf),
+            checksum=crypto.checksum.message,
+            iv=crypto.cipher.params.iv,
+            ciphertext=crypto.cipher.message,
+        )
+
+
+def _kdf_input(kdf: ScryptKdf | Pbkdf2Kdf) -> ScryptInput | Pbkdf2Input:
+    if isinstance(kdf, ScryptKdf):
+        scrypt = kdf.params
+        return ScryptInput(salt=scrypt.salt, dklen=scrypt.dklen, n=scrypt.n, r=scrypt.r, p=scrypt.p)
+    pbkdf2 = kdf.params
+    return Pbkdf2Input(salt=pbkdf2.salt, dklen=pbkdf2.dklen, c=pbkdf2.c)
+
 
 # --- parsing ---------------------------------------------------------------
 
@@ -282,46 +287,7 @@ def _keystore_error(error: ValidationError) -> KeystoreError:
     return MalformedKeystoreError("malformed keystore: " + "; ".join(described) + more)
 
 
-# --- password --------------------------------------------------------------
-
-
-def _is_control(char: str) -> bool:
-    code = ord(char)
-    return code <= 0x1F or 0x7F <= code <= 0x9F
-
-
-def normalize_password(password: str) -> bytes:
-    """EIP-2335 password bytes: NFKD, then C0, C1 and Delete removed, then UTF-8."""
-    if not isinstance(password, str):
-        raise KeystoreError(f"password must be text, got {type(password).__name__}")
-    decomposed = unicodedata.normalize("NFKD", password)
-    kept = "".join(char for char in decomposed if not _is_control(char))
-    try:
-        return kept.encode("utf-8")
-    except UnicodeEncodeError:
-        raise KeystoreError("password is not valid Unicode (it holds a lone surrogate)") from None
-
-
 # --- decryption ------------------------------------------------------------
-
-
-def _decryption_key(kdf: ScryptKdf | Pbkdf2Kdf, password: bytes) -> bytes:
-    if isinstance(kdf, ScryptKdf):
-        params = kdf.params
-        scrypt = Scrypt(salt=params.salt, length=params.dklen, n=params.n, r=params.r, p=params.p)
-        return scrypt.derive(password)
-    pbkdf2 = kdf.params
-    return hashlib.pbkdf2_hmac("sha256", password, pbkdf2.salt, pbkdf2.c, pbkdf2.dklen)
-
-
-def _checksum(decryption_key: bytes, cipher_message: bytes) -> bytes:
-    return hashlib.sha256(decryption_key[16:32] + cipher_message).digest()
-
-
-def _aes_128_ctr(decryption_key: bytes, iv: bytes, data: bytes) -> bytes:
-    # CTR mode is its own inverse: the same call encrypts and decrypts.
-    transform = Cipher(algorithms.AES(decryption_key[:16]), modes.CTR(iv)).encryptor()
-    return transform.update(data) + transform.finalize()
 
 
 def _public_key(secret: int) -> bytes:
@@ -329,6 +295,22 @@ def _public_key(secret: int) -> bytes:
         return crypto_backend.sk_to_pk(secret)
     except crypto_backend.BlsError as error:
         raise InvalidSecretError(f"the secret is not a usable BLS secret key: {error}") from None
+
+
+def checked_secret(secret_bytes: bytes, expected_pubkey: bytes | None) -> int:
+    """The secret key in `secret_bytes`, refused unless it gives `expected_pubkey` (when named).
+
+    Raises `InvalidSecretError` for zero or out-of-range secrets and
+    `PubkeyMismatchError` when the public key differs.
+    """
+    secret = int.from_bytes(secret_bytes, "big")
+    pubkey = _public_key(secret)
+    if expected_pubkey is not None and pubkey != expected_pubkey:
+        raise PubkeyMismatchError(
+            f"the keystore names pubkey {format_pubkey(expected_pubkey)} but its secret "
+            f"gives {format_pubkey(pubkey)}"
+        )
+    return secret
 
 
 def decrypt_keystore(keystore: Keystore | str | bytes, password: str) -> int:
@@ -341,21 +323,7 @@ def decrypt_keystore(keystore: Keystore | str | bytes, password: str) -> int:
     """
     if not isinstance(keystore, Keystore):
         keystore = parse_keystore(keystore)
-    crypto = keystore.crypto
-    decryption_key = _decryption_key(crypto.kdf, normalize_password(password))
-    if not hmac.compare_digest(
-        _checksum(decryption_key, crypto.cipher.message), crypto.checksum.message
-    ):
-        raise WrongPasswordError("wrong password: the keystore checksum does not match")
-    secret_bytes = _aes_128_ctr(decryption_key, crypto.cipher.params.iv, crypto.cipher.message)
-    secret = int.from_bytes(secret_bytes, "big")
-    pubkey = _public_key(secret)
-    if keystore.pubkey is not None and pubkey != keystore.pubkey:
-        raise PubkeyMismatchError(
-            f"the keystore names pubkey {format_pubkey(keystore.pubkey)} but its secret "
-            f"gives {format_pubkey(pubkey)}"
-        )
-    return secret
+    return checked_secret(open_secret(keystore.sealed(), password), keystore.pubkey)
 
 
 # --- encryption ------------------------------------------------------------
@@ -416,19 +384,17 @@ def encrypt_keystore(
     """
     pubkey = _public_key(secret)
     kdf_module = _kdf_module(kdf, os.urandom(32))
-    decryption_key = _decryption_key(kdf_module, normalize_password(password))
-    iv = os.urandom(16)
-    encrypted = _aes_128_ctr(decryption_key, iv, secret.to_bytes(SECRET_LENGTH, "big"))
+    sealed = seal_secret(
+        secret.to_bytes(SECRET_LENGTH, "big"), password, _kdf_input(kdf_module), os.urandom(16)
+    )
     return Keystore(
         crypto=KeystoreCrypto(
             kdf=kdf_module,
-            checksum=Sha256Checksum(
-                function="sha256",
-                params=NoParams(),
-                message=_checksum(decryption_key, encrypted),
-            ),
+            checksum=Sha256Checksum(function="sha256", params=NoParams(), message=sealed.checksum),
             cipher=Aes128CtrCipher(
-                function="aes-128-ctr", params=AesCtrParams(iv=iv), message=encrypted
+                function="aes-128-ctr",
+                params=AesCtrParams(iv=sealed.iv),
+                message=sealed.ciphertext,
             ),
         ),
         description=description,
