@@ -339,3 +339,14 @@ def test_invalid_remote_url_is_refused(store: ValidatorStore, url: str) -> None:
     with pytest.raises(SettingsValueError):
         store.add_remote_key(REMOTE_PUBKEY, url)
     assert store.remote_keys() == []
+
+
+def test_the_documented_example_is_a_valid_settings_file() -> None:
+    from keymanager.settings import parse_settings
+    from tests.official_vectors import REPO_ROOT
+
+    doc = (REPO_ROOT / "docs" / "keymanager.md").read_text(encoding="utf-8")
+    example = doc.split("```json\n")[1].split("```")[0]
+    parsed = parse_settings(example.encode(), Path("docs/keymanager.md"))
+    assert len(parsed.validators) == 1 and len(parsed.remote_keys) == 1
+    assert next(iter(parsed.validators.values())).enabled is False
