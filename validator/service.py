@@ -32,7 +32,6 @@ from typing import Any
 
 from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
-
 from slashing_protection import SlashingProtection, SlashingProtectionError
 from validator.beacon import BeaconNodeClient, BeaconNodeError, RequestTimeouts
 from validator.duties import DutyTracker
@@ -257,12 +256,16 @@ class ValidatorService:
             self.signer = Signer(chain, self.record)
             await self.signer.add_keys(keys)
             self.unregistered = [pk for pk in sorted(keys) if not self.record.contains(pk)]
-            for pubkey in self.unregistered:
+            if self.unregistered:
+                shown = ", ".join("0x" + pk.hex() for pk in self.unregistered[:3])
+                more = len(self.unregistered) - 3
                 log.warning(
-                    "key 0x%s has no slashing-protection record: its blocks and attestations "
-                    "will be refused (import its history, or start once with "
-                    "--init-slashing-protection if it never signed)",
-                    pubkey.hex(),
+                    "%d key(s) have no slashing-protection record: %s%s; their blocks and "
+                    "attestations will be refused (import their history, or start once with "
+                    "--init-slashing-protection if they never signed)",
+                    len(self.unregistered),
+                    shown,
+                    f" and {more} more" if more > 0 else "",
                 )
             log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
             if options.keymanager:
