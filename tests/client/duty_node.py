@@ -105,6 +105,8 @@ class DutyNode(FakeBeaconNode):
         self.dependent_roots: dict[int, str] = {}
         #: epoch -> shift of every validator's attestation slot in that epoch (a re-org's effect).
         self.attester_offsets: dict[int, int] = {}
+        #: Produce blinded blocks (a builder's payload) instead of full ones.
+        self.blinded_blocks = False
         #: route -> seconds to wait before answering (a slow beacon node).
         self.delays: dict[str, float] = {}
         self.arrivals: list[Arrival] = []
@@ -252,20 +254,23 @@ class DutyNode(FakeBeaconNode):
     def _produce_block(self, request: web.Request) -> tuple[int, Any, dict[str, str]]:
         slot = int(request.match_info["slot"])
         version = self.version(slot)
-        block = canned.electra_block(slot, self.proposer(slot))
+        make = canned.electra_blinded_block if self.blinded_blocks else canned.electra_block
+        block = make(slot, self.proposer(slot))
         block["body"]["randao_reveal"] = request.query["randao_reveal"]
         if "graffiti" in request.query:
             block["body"]["graffiti"] = request.query["graffiti"]
         body = {
             "version": version,
-            "execution_payload_blinded": False,
+            "execution_payload_blinded": self.blinded_blocks,
             "execution_payload_value": canned.PAYLOAD_VALUE,
             "consensus_block_value": canned.BLOCK_VALUE,
-            "data": {"block": block, "kzg_proofs": [], "blobs": []},
+            "data": block
+            if self.blinded_blocks
+            else {"block": block, "kzg_proofs": [], "blobs": []},
         }
         headers = {
             "Eth-Consensus-Version": version,
-            "Eth-Execution-Payload-Blinded": "false",
+            "Eth-Execution-Payload-Blinded": "true" if self.blinded_blocks else "false",
             "Eth-Execution-Payload-Value": canned.PAYLOAD_VALUE,
             "Eth-Consensus-Block-Value": canned.BLOCK_VALUE,
         }

@@ -207,3 +207,23 @@ async def test_every_duty_is_performed_in_time_and_in_the_standard_form(
             assert mark.target == chain.epoch_at_slot(last_slot)
         proposer_mark = record.watermark(pubkey_of(node, node.proposer(last_slot)))
         assert proposer_mark is not None and proposer_mark.slot == last_slot
+
+
+async def test_a_blinded_block_is_signed_and_published_blinded(
+    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+) -> None:
+    node, url = await duty_node(validator_count=4, head_delay=None)
+    node.blinded_blocks = True
+    await run_service(url, validators_dir(4), init_slashing_protection=True, last_slot=3)
+    assert node.published(routes.PUBLISH_BLOCK_V2) == []
+    published = node.published(routes.PUBLISH_BLINDED_BLOCK_V2)
+    assert published
+    for arrival in published:
+        slot = int(arrival.body["message"]["slot"])
+        assert arrival.headers["Eth-Consensus-Version"] == node.version(slot)
+        signed = from_json(block_types(node.version(slot)).signed_blinded_block, arrival.body)
+        assert crypto_backend.verify(
+            pubkey_of(node, node.proposer(slot)),
+            block_signing_root(node.chain, signed.message),
+            bytes(signed.signature),
+        )
