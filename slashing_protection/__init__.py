@@ -1,1 +1,41 @@
-"""Durable EIP-3076 slashing protection: the minimal record, its lock, interchange import/export."""
+"""Durable EIP-3076 slashing protection: the minimal record, its lock, interchange import/export.
+
+`SlashingProtection.open(validators_dir, genesis_validators_root, register=...)` is the
+record a signer checks and writes before every block or attestation signature.
+"""
+
+from slashing_protection.errors import (
+    ChainMismatchError,
+    InterchangeFormatError,
+    InterchangeReadError,
+    RecordClosedError,
+    RecordCorruptError,
+    RecordLockedError,
+    RecordMissingError,
+    RecordUnreadableError,
+    RecordWriteError,
+    SlashingProtectionError,
+)
+from slashing_protection.interchange import ParsedInterchange, parse_interchange
+from slashing_protection.record import INIT_FLAG, LOCK_FILE, RECORD_FILE, SlashingProtection
+from slashing_protection.rule import Watermark
+
+__all__ = [
+    "INIT_FLAG",
+    "LOCK_FILE",
+    "RECORD_FILE",
+    "ChainMismatchError",
+    "InterchangeFormatError",
+    "InterchangeReadError",
+    "ParsedInterchange",
+    "RecordClosedError",
+    "RecordCorruptError",
+    "RecordLockedError",
+    "RecordMissingError",
+    "RecordUnreadableError",
+    "RecordWriteError",
+    "SlashingProtection",
+    "SlashingProtectionError",
+    "Watermark",
+    "parse_interchange",
+]

@@ -1,0 +1,5 @@
+"""`python -m slashing_protection` runs the `slashing-protection` command."""
+
+from slashing_protection.cli import main
+
+main()

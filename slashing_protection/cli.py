@@ -1,0 +1,210 @@
+"""`slashing-protection`: offline import, export and display of the record.
+
+Each command takes the directory's lock, so it refuses while a validator runs on the same
+--validators-dir. Errors print one line on stderr and exit non-zero; the record is then
+exactly as it was. The `app` object is also mounted as `validator slashing-protection`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from slashing_protection.durable import fsync_directory
+from slashing_protection.errors import (
+    InterchangeReadError,
+    RecordMissingError,
+    SlashingProtectionError,
+)
+from slashing_protection.interchange import parse_pubkey
+from slashing_protection.record import SlashingProtection
+
+app = typer.Typer(
+    name="slashing-protection",
+    help="Import, export and show the EIP-3076 slashing-protection record of a validators "
+    "directory. Run these only while no validator uses that directory (they take its lock).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+ValidatorsDir = Annotated[
+    Path,
+    typer.Option(
+        "--validators-dir",
+        help="The validator's directory, holding slashing_protection.json and its lock.",
+        show_default=False,
+    ),
+]
+
+
+class CommandError(Exception):
+    """A problem the command reports in one line (not a record error)."""
+
+
+@contextlib.contextmanager
+def _one_line_errors() -> Iterator[None]:
+    try:
+        yield
+    except (SlashingProtectionError, CommandError) as exc:
+        typer.echo("error: " + " ".join(str(exc).split()), err=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        typer.echo(f"error: {exc.strerror or exc}{where}", err=True)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted; the record is unchanged", err=True)
+        raise typer.Exit(130) from None
+
+
+@contextlib.contextmanager
+def _progress(total: int, description: str) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on stderr when it is a terminal; None (no output) otherwise."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    columns = (
+        "{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done: bar.update(task, completed=done)
+
+
+@app.command("import")
+def import_command(
+    file: Annotated[
+        Path, typer.Argument(help="An EIP-3076 version 5 interchange (complete or minimal).")
+    ],
+    validators_dir: ValidatorsDir,
+) -> None:
+    """Merge an interchange into the record by maximum, all or nothing.
+
+    Creates the record for the file's chain when the directory has none.
+    """
+    with _one_line_errors():
+        try:
+            size = file.stat().st_size
+        except OSError as exc:
+            raise InterchangeReadError(f"cannot read {file}: {exc.strerror or exc}") from None
+        with SlashingProtection.open_offline(validators_dir, create_directory=True) as record:
+            with _progress(size, f"importing {file.name}") as progress:
+                covered = record.import_interchange(file, progress=progress)
+            typer.echo(
+                f"imported the history of {len(covered)} key(s) from {file} into {record.path} "
+                f"(genesis_validators_root 0x{record.genesis_validators_root.hex()})"
+            )
+
+
+@app.command("export")
+def export_command(
+    file: Annotated[Path, typer.Argument(help="Where to write the interchange (must not exist).")],
+    validators_dir: ValidatorsDir,
+    pubkey: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pubkey",
+            help="Export only this key (0x-prefixed hex); repeat for several. Default: all.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Write the record (or the named keys) as a minimal EIP-3076 interchange."""
+    with _one_line_errors():
+        keys = [parse_pubkey(text, "--pubkey") for text in pubkey or ()]
+        if os.path.lexists(file):
+            raise CommandError(
+                f"{file} already exists; choose a new file name, nothing was written"
+            )
+        with SlashingProtection.open_offline(validators_dir) as record:
+            if not record.exists:
+                raise RecordMissingError(
+                    f"there is no slashing-protection record in {validators_dir}; nothing to export"
+                )
+            known = set(record.pubkeys())
+            missing = [key for key in dict.fromkeys(keys) if key not in known]
+            data = record.export_interchange(keys or None)
+            _write_new_file(file, data)
+        exported = len(known) if not keys else len(set(keys)) - len(missing)
+        for key in missing:
+            typer.echo(f"note: no record for 0x{key.hex()}, left out", err=True)
+        typer.echo(f"exported the history of {exported} key(s) to {file}")
+
+
+def _write_new_file(path: Path, data: bytes) -> None:
+    """Write `data` durably at a path that must not exist yet (never replaces a file)."""
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        try:
+            os.link(temp_name, path)  # fails if the name was taken meanwhile
+        except FileExistsError:
+            raise CommandError(
+                f"{path} already exists; choose a new file name, nothing was written"
+            ) from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+    fsync_directory(directory)
+
+
+def _show_number(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+@app.command("show")
+def show_command(validators_dir: ValidatorsDir) -> None:
+    """Print the record: per key the highest block slot and attestation source/target."""
+    with _one_line_errors():
+        with SlashingProtection.open_offline(validators_dir) as record:
+            if not record.exists:
+                raise RecordMissingError(
+                    f"there is no slashing-protection record in {validators_dir}"
+                )
+            keys = record.pubkeys()
+            lines = [
+                f"record: {record.path}",
+                f"genesis_validators_root: 0x{record.genesis_validators_root.hex()}",
+                f"keys: {len(keys)}  ('-' means never signed)",
+                f"{'pubkey':<98}  {'block_slot':>10}  {'source':>8}  {'target':>8}",
+            ]
+            for key in keys:
+                mark = record.watermark(key)
+                assert mark is not None
+                lines.append(
+                    f"0x{key.hex()}  {_show_number(mark.slot):>10}  "
+                    f"{_show_number(mark.source):>8}  {_show_number(mark.target):>8}"
+                )
+        typer.echo("\n".join(lines))
+
+
+def main() -> None:
+    """Console entry point `slashing-protection`."""
+    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s", stream=sys.stderr)
+    app(prog_name="slashing-protection")

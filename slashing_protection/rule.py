@@ -1,0 +1,69 @@
+"""The EIP-3076 minimal rule: per key, the highest block slot and attestation source/target.
+
+"Never signed" is kept as -1 internally (`NEVER`), so that slot 0 and epoch 0 are signable
+exactly once and comparisons need no special case. `Watermark` is the public view, with
+None for "never signed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from operator import and_, ge, gt
+from typing import NamedTuple
+
+NEVER = -1
+UINT64_MAX = 2**64 - 1
+
+
+class Watermark(NamedTuple):
+    """What a key has signed: highest block slot, highest attestation source and target."""
+
+    slot: int | None
+    source: int | None
+    target: int | None
+
+    @classmethod
+    def never_signed(cls) -> Watermark:
+        return cls(None, None, None)
+
+
+def block_allowed(last_slot: int, slot: int) -> bool:
+    """A block is allowed only above the highest slot signed (NEVER allows slot 0)."""
+    return slot > last_slot
+
+
+def attestation_allowed(last_source: int, last_target: int, source: int, target: int) -> bool:
+    """An attestation needs source >= the highest source and target > the highest target."""
+    return source >= last_source and target > last_target
+
+
+def attestations_allowed(
+    sources: Iterable[int],
+    last_sources: Iterable[int],
+    targets: Iterable[int],
+    last_targets: Iterable[int],
+) -> list[bool]:
+    """`attestation_allowed` over whole columns at once (C-level loops, for big batches)."""
+    return list(map(and_, map(ge, sources, last_sources), map(gt, targets, last_targets)))
+
+
+def is_uint64(value: object) -> bool:
+    """True for a Python int (not bool) in [0, 2**64 - 1]."""
+    return type(value) is int and 0 <= value <= UINT64_MAX
+
+
+def merge_maximum(first: Watermark, second: Watermark) -> Watermark:
+    """Each field the higher of the two; never lowers either input."""
+
+    def higher(a: int | None, b: int | None) -> int | None:
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return max(a, b)
+
+    return Watermark(
+        higher(first.slot, second.slot),
+        higher(first.source, second.source),
+        higher(first.target, second.target),
+    )
