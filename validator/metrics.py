@@ -3,14 +3,18 @@
 Every name starts with ``validator_``. The slashing-protection record defines
 its own write metrics (``validator_slashing_protection_write_seconds`` and
 ``validator_slashing_protection_write_failures_total``) in
-``slashing_protection.metrics``; the Beacon API client defines its request
-metrics in ``validator.beacon``. All of them land in the same default registry,
-so one ``/metrics`` endpoint serves them together.
+``slashing_protection.metrics``, re-exported here so that importing this module
+registers them; the Beacon API client defines its request metrics in
+``validator.beacon.metrics``. All of them land in the same default registry, so
+one ``/metrics`` endpoint serves them together.
 """
 
 from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
+
+from slashing_protection.metrics import WRITE_FAILURES as SLASHING_PROTECTION_WRITE_FAILURES
+from slashing_protection.metrics import WRITE_SECONDS as SLASHING_PROTECTION_WRITE_SECONDS
 
 SIGNATURES = Counter(
     "validator_signatures_total",
@@ -42,3 +46,13 @@ SIGNING_KEYS = Gauge(
     "validator_signing_keys",
     "Keys the signer currently holds.",
 )
+
+__all__ = [
+    "ATTESTATION_BATCH_SECONDS",
+    "BLOCK_SIGNING_SECONDS",
+    "SIGNATURES",
+    "SIGNATURE_REFUSALS",
+    "SIGNING_KEYS",
+    "SLASHING_PROTECTION_WRITE_FAILURES",
+    "SLASHING_PROTECTION_WRITE_SECONDS",
+]
