@@ -1,55 +1,55 @@
 """BLS12-381 for the consensus ciphersuite BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_.
 
-Minimal first version (sk_to_pk, sign, verify on blst); the full backend with
-batching, lanes and the arkworks second backend replaces it.
+Bytes in, bytes out, named after the consensus specification. Two libraries sit
+behind one set of rules: ``blst`` (pyblst, the default) and ``arkworks``
+(py-arkworks-bls12381); pick one with ``use(name)`` or ``VALIDATOR_BLS_BACKEND``.
+Identity public keys are refused in every verify path before any pairing, and
+so is an aggregate key that sums to the identity. Large batches run on lanes
+(worker processes); see docs/crypto.md for what is guaranteed and why.
 """
 
 from __future__ import annotations
 
-from pyblst import BlstP1Element, BlstP2Element, final_verify, miller_loop
-
-DST = b"BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_"
-CURVE_ORDER = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
-_G1_GENERATOR = BlstP1Element.uncompress(
-    bytes.fromhex(
-        "97f1d3a73197d7942695638c4fa9ac0fc3688c4f9774b905a14e3a3f171bac58"
-        "6c55e83ff97a1aeffb3af00adb22c6bb"
-    )
+from crypto_backend.batch import SignatureSet, sign_many, verify_signature_sets
+from crypto_backend.ciphersuite import (
+    aggregate,
+    aggregate_verify,
+    eth_aggregate_pubkeys,
+    eth_fast_aggregate_verify,
+    fast_aggregate_verify,
+    key_validate,
+    sign,
+    sk_to_pk,
+    verify,
 )
-_G1_IDENTITY = BlstP1Element()
+from crypto_backend.constants import CURVE_ORDER, DST, G1_POINT_AT_INFINITY, G2_POINT_AT_INFINITY
+from crypto_backend.errors import BlsError
+from crypto_backend.lanes import lane_count, set_lane_count, shutdown_lanes, start_lanes
+from crypto_backend.selection import BACKEND_NAMES, backend_name, use
 
-
-class BlsError(ValueError):
-    """Malformed input to a BLS function that returns bytes."""
-
-
-def _check_secret(sk: int) -> None:
-    if not 0 < sk < CURVE_ORDER:
-        raise BlsError("secret key must be in [1, r - 1]")
-
-
-def sk_to_pk(sk: int) -> bytes:
-    _check_secret(sk)
-    return bytes(_G1_GENERATOR.scalar_mul(sk).compress())
-
-
-def sign(sk: int, message: bytes) -> bytes:
-    _check_secret(sk)
-    return bytes(BlstP2Element.hash_to_group(message, DST).scalar_mul(sk).compress())
-
-
-def verify(pubkey: bytes, message: bytes, signature: bytes) -> bool:
-    try:
-        pk = BlstP1Element.uncompress(pubkey)
-        sig = BlstP2Element.uncompress(signature)
-    except ValueError:
-        return False
-    if pk == _G1_IDENTITY:
-        return False
-    hashed = BlstP2Element.hash_to_group(message, DST)
-    return bool(final_verify(miller_loop(pk, hashed), miller_loop(_G1_GENERATOR, sig)))
-
-
-def sign_many(sks: list[int], message: bytes) -> list[bytes]:
-    """Placeholder until the batched backend lands: one `sign` per key."""
-    return [sign(sk, message) for sk in sks]
+__all__ = [
+    "BACKEND_NAMES",
+    "CURVE_ORDER",
+    "DST",
+    "G1_POINT_AT_INFINITY",
+    "G2_POINT_AT_INFINITY",
+    "BlsError",
+    "SignatureSet",
+    "aggregate",
+    "aggregate_verify",
+    "backend_name",
+    "eth_aggregate_pubkeys",
+    "eth_fast_aggregate_verify",
+    "fast_aggregate_verify",
+    "key_validate",
+    "lane_count",
+    "set_lane_count",
+    "shutdown_lanes",
+    "sign",
+    "sign_many",
+    "sk_to_pk",
+    "start_lanes",
+    "use",
+    "verify",
+    "verify_signature_sets",
+]

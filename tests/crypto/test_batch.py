@@ -1,0 +1,199 @@
+"""Batch verification internals: weighted sums, random weights, chunk planning,
+input forms, and the soundness the weights buy."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+import crypto_backend
+from crypto_backend import batch, msm
+from crypto_backend.backend import Backend
+
+MESSAGE = b"batch"
+
+
+def _points(backend: Backend[Any, Any], group: str, count: int, rng: random.Random) -> list[Any]:
+    if group == "G1":
+        return [backend.g1_generator_times(rng.randrange(1, 2**64)) for _ in range(count)]
+    hashed = backend.hash_to_g2(b"points", crypto_backend.DST)
+    return [backend.g2_times(hashed, rng.randrange(1, 2**64)) for _ in range(count)]
+
+
+@pytest.mark.parametrize("group", ["G1", "G2"])
+@pytest.mark.parametrize("count", [1, 2, 3, 5, 8, 13, 33, 70])
+def test_weighted_sums_equal_double_and_add(
+    backend: Backend[Any, Any], group: str, count: int
+) -> None:
+    rng = random.Random(f"{group} {count}")
+    points = _points(backend, group, count, rng)
+    # Repeated points land in the same bucket, so doubling is exercised too.
+    points[-1] = points[0]
+    weights = [rng.randrange(1, 2**64) for _ in range(count)]
+    weights[0] = 2**64 - 1
+    if group == "G1":
+        weighted_sum, add, encode = backend.g1_weighted_sum, backend.g1_sum, backend.encode_g1
+    else:
+        weighted_sum, add, encode = backend.g2_weighted_sum, backend.g2_sum, backend.encode_g2
+    expected = add([_double_and_add(add, p, w) for p, w in zip(points, weights, strict=True)])
+    assert encode(weighted_sum(points, weights)) == encode(expected)
+
+
+def _double_and_add(add: Any, point: Any, scalar: int) -> Any:
+    # Only the backend's additions: independent of the weighted sums under test.
+    result = None
+    while scalar:
+        if scalar & 1:
+            result = point if result is None else add([result, point])
+        point = add([point, point])
+        scalar >>= 1
+    return result
+
+
+def test_the_bucket_method_is_chosen_only_where_it_is_cheaper() -> None:
+    assert msm.best_window(64, 64) in (4, 5)
+    one_ladder = 90
+    assert 1 * one_ladder < msm.pippenger_cost(1, 64, msm.best_window(1, 64))
+    assert 64 * one_ladder > 2 * msm.pippenger_cost(64, 64, msm.best_window(64, 64))
+
+
+def test_weighted_sum_refuses_empty_and_non_positive_input() -> None:
+    with pytest.raises(ValueError):
+        msm.weighted_sum([], [], scalar_mul=lambda p, w: p, ladder_cost=1)
+    with pytest.raises(ValueError):
+        msm.weighted_sum([1], [0], scalar_mul=lambda p, w: p, ladder_cost=1)
+
+
+def test_weights_are_64_bit_and_never_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    draws = iter([0, 0, 12345])
+    monkeypatch.setattr(batch.secrets, "randbits", lambda bits: next(draws))
+    assert batch.random_weight() == 12345
+    monkeypatch.undo()
+    weights = {batch.random_weight() for _ in range(200)}
+    assert len(weights) == 200
+    assert all(0 < weight < 2**64 for weight in weights)
+    assert max(weights) >= 2**60
+
+
+def _swapped_pair() -> list[tuple[list[bytes], bytes, bytes]]:
+    a, b = 1111, 2222
+    return [
+        ([crypto_backend.sk_to_pk(a)], b"message a", crypto_backend.sign(b, b"message b")),
+        ([crypto_backend.sk_to_pk(b)], b"message b", crypto_backend.sign(a, b"message a")),
+    ]
+
+
+def test_swapped_signatures_fail_because_of_the_random_weights(
+    backend: Backend[Any, Any], monkeypatch: pytest.MonkeyPatch, one_lane: None
+) -> None:
+    sets = _swapped_pair()
+    # Both sets are wrong, but their signature sum is right:
+    assert not any(crypto_backend.verify(k[0], m, s) for k, m, s in sets)
+    assert crypto_backend.aggregate_verify(
+        [sets[0][0][0], sets[1][0][0]], [b"message a", b"message b"],
+        crypto_backend.aggregate([sets[0][2], sets[1][2]]),
+    )
+    assert not crypto_backend.verify_signature_sets(sets)
+    # With equal weights the batch would be fooled: the weights are what protect it.
+    monkeypatch.setattr(batch, "random_weight", lambda: 7)
+    assert crypto_backend.verify_signature_sets(sets)
+
+
+def test_each_distinct_message_is_hashed_once(
+    backend: Backend[Any, Any], monkeypatch: pytest.MonkeyPatch, one_lane: None
+) -> None:
+    secrets = list(range(1, 13))
+    sets = [
+        ([crypto_backend.sk_to_pk(sk)], bytes([sk % 3]), crypto_backend.sign(sk, bytes([sk % 3])))
+        for sk in secrets
+    ]
+    hashed: list[bytes] = []
+    real = backend.hash_to_g2
+    monkeypatch.setattr(backend, "hash_to_g2", lambda m, dst: hashed.append(m) or real(m, dst))
+    assert crypto_backend.verify_signature_sets(sets)
+    assert sorted(hashed) == [b"\x00", b"\x01", b"\x02"]
+
+
+def _checked(count: int, messages: int, keys_per_set: int = 1) -> list[batch.CheckedSet]:
+    return [
+        (tuple(bytes([i]) * 48 for _ in range(keys_per_set)), bytes([i % messages]), b"s" * 96)
+        for i in range(count)
+    ]
+
+
+def test_small_batches_stay_in_one_chunk() -> None:
+    assert len(batch.plan_set_chunks(_checked(1, 1), 2)) == 1
+    assert len(batch.plan_set_chunks(_checked(3, 3), 2)) == 1
+    assert len(batch.plan_set_chunks(_checked(12, 1), 2)) == 1
+    assert batch.plan_signing_chunks(batch.LANE_MIN_SIGNATURES - 1, 2) == 1
+    assert batch.plan_signing_chunks(batch.LANE_MIN_SIGNATURES, 2) == 2
+    assert batch.plan_signing_chunks(1000, 1) == 1
+
+
+@pytest.mark.parametrize(("count", "messages"), [(64, 64), (64, 1), (100, 7), (17, 17)])
+@pytest.mark.parametrize("lane_total", [2, 3, 8])
+def test_chunks_cover_the_batch_once_and_keep_messages_together(
+    count: int, messages: int, lane_total: int
+) -> None:
+    sets = _checked(count, messages)
+    chunks = batch.plan_set_chunks(sets, lane_total)
+    assert 2 <= len(chunks) <= lane_total
+    assert all(chunks)
+    assert sorted(item for chunk in chunks for item in chunk) == sorted(sets)
+    # A message spans at most the chunks its sets need: contiguous in message order.
+    seen_in: dict[bytes, set[int]] = {}
+    for index, chunk in enumerate(chunks):
+        for _, message, _ in chunk:
+            seen_in.setdefault(message, set()).add(index)
+    for indexes in seen_in.values():
+        assert indexes == set(range(min(indexes), max(indexes) + 1))
+    sizes = [len(chunk) for chunk in chunks]
+    if messages == count:
+        assert max(sizes) - min(sizes) <= 1
+
+
+def test_signature_sets_accept_any_three_item_sequence(
+    backend: Backend[Any, Any], one_lane: None
+) -> None:
+    sk = 4242
+    key, signature = crypto_backend.sk_to_pk(sk), crypto_backend.sign(sk, MESSAGE)
+    forms: list[Any] = [
+        crypto_backend.SignatureSet([key], MESSAGE, signature),
+        (tuple([key]), MESSAGE, signature),
+        [[bytearray(key)], bytearray(MESSAGE), memoryview(signature)],
+    ]
+    assert crypto_backend.verify_signature_sets(forms)
+    assert crypto_backend.verify_signature_sets(iter(forms))
+    assert crypto_backend.SignatureSet([key], MESSAGE, signature).pubkeys == [key]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [(b"k" * 48, MESSAGE, b"s" * 96)],  # pubkeys as one bytes value, not a list
+        [([b"k" * 48], MESSAGE)],  # two items
+        [([b"k" * 48], MESSAGE, b"s" * 96, b"extra")],
+        [([b"k" * 48], "text message", b"s" * 96)],
+        [None],
+        b"not sets",
+    ],
+)
+def test_malformed_set_shapes_are_type_errors(bad: Any) -> None:
+    with pytest.raises(TypeError):
+        crypto_backend.verify_signature_sets(bad)
+
+
+def test_an_empty_batch_is_false() -> None:
+    assert crypto_backend.verify_signature_sets([]) is False
+
+
+def test_wrong_lengths_inside_sets_are_false_not_errors(
+    backend: Backend[Any, Any], one_lane: None
+) -> None:
+    sk = 99
+    key, signature = crypto_backend.sk_to_pk(sk), crypto_backend.sign(sk, MESSAGE)
+    good = ([key], MESSAGE, signature)
+    assert not crypto_backend.verify_signature_sets([good, ([key[:-1]], MESSAGE, signature)])
+    assert not crypto_backend.verify_signature_sets([good, ([key], MESSAGE, signature[:-1])])
