@@ -1,0 +1,28 @@
+"""Error replies in the Beacon API's shapes (``ErrorMessage``, ``IndexedErrorMessage``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class ApiError(Exception):
+    """Answer the request with ``status`` and the spec's ErrorMessage shape."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    return {"code": status, "message": message}
+
+
+def indexed_error_body(failures: Sequence[tuple[int, str]], what: str) -> dict[str, Any]:
+    """400 with one entry per failed item, as the pool endpoints answer."""
+    return {
+        "code": 400,
+        "message": f"some {what} failed validation ({len(failures)} of them)",
+        "failures": [{"index": index, "message": message} for index, message in failures],
+    }

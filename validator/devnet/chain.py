@@ -1,0 +1,351 @@
+"""The simulated chain itself: time, head, blocks, duties, finality, pools and counters together.
+
+``DevnetChain`` owns every component and the few operations that touch
+several of them (importing a block, re-orging, starting a slot, serving
+attestation data). Everything runs on one asyncio event loop; CPU-heavy pure
+work (signature checks, SSZ hashing of blocks) goes to worker threads and its
+results are applied back on the loop, so no component needs a lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from hashlib import sha256
+from typing import TYPE_CHECKING, Any
+
+from remerkleable.core import View
+
+from validator.chain_preset import SimulatedChainConfig
+from validator.devnet.blocktree import BlockRecord, BlockTree, Reorg
+from validator.devnet.duties import DutySchedule
+from validator.devnet.events import EventBus
+from validator.devnet.finality import FinalityTracker
+from validator.devnet.ledger import Ledger
+from validator.devnet.persistence import ChainIdentity
+from validator.devnet.pools import AttestationPool, SyncMessagePool
+from validator.devnet.registry import ValidatorLifecycle, ValidatorRegistry
+from validator.devnet.roots import RootCache
+from validator.devnet.slasher import Slasher, SlashingFinding, SlashingKind
+from validator.encoding import to_hex
+from validator.forks import ForkName
+from validator.spec import ChainSpec
+from validator.ssz import fulu
+from validator.ssz.phase0 import AttestationData
+from validator.ssz.phase0 import Checkpoint as SszCheckpoint
+
+if TYPE_CHECKING:
+    from validator.devnet.faults import FaultInjector
+
+log = logging.getLogger("validator.devnet")
+
+FORK = ForkName.FULU
+"""Every block, attestation and aggregate the devnet serves is of this fork."""
+GENESIS_STATE_TAG = b"devnet-genesis-state"
+ZERO_ADDRESS = bytes(20)
+DEFAULT_GAS_LIMIT = 36_000_000
+_KEPT_FINDINGS = 50
+
+
+def genesis_block_record(genesis_validators_root: bytes) -> BlockRecord:
+    """The devnet's genesis block: an empty Fulu block at slot 0 (its state root is made up)."""
+    state_root = sha256(GENESIS_STATE_TAG + genesis_validators_root).digest()
+    block = fulu.BeaconBlock(slot=0, proposer_index=0, parent_root=bytes(32), state_root=state_root)
+    return BlockRecord(
+        slot=0,
+        root=bytes(block.hash_tree_root()),
+        parent_root=bytes(32),
+        state_root=state_root,
+        proposer_index=None,
+        origin="genesis",
+    )
+
+
+@dataclass(frozen=True)
+class ProducedBlock:
+    """A block this chain built for a proposer (kept to recognise it when it comes back)."""
+
+    slot: int
+    proposer_index: int
+    root: bytes
+    block: View
+    included_attestations: tuple[tuple[int, bytes], ...] = ()
+    """(slot, AttestationData root) of the pooled attestations the block carries."""
+
+
+class DevnetChain:
+    def __init__(
+        self,
+        identity: ChainIdentity,
+        registry: ValidatorRegistry,
+        tree: BlockTree,
+        finality: FinalityTracker,
+        lifecycle: ValidatorLifecycle,
+        slasher: Slasher,
+        ledger: Ledger,
+    ) -> None:
+        self.identity = identity
+        self.registry = registry
+        self.config = SimulatedChainConfig(
+            genesis_time=identity.genesis_time,
+            genesis_validators_root=identity.genesis_validators_root,
+            slot_duration_ms=identity.slot_duration_ms,
+            slots_per_epoch=identity.slots_per_epoch,
+            epochs_per_sync_committee_period=identity.epochs_per_sync_committee_period,
+        )
+        self.spec: ChainSpec = self.config.chain_spec()
+        self.tree = tree
+        self.finality = finality
+        self.lifecycle = lifecycle
+        self.slasher = slasher
+        self.ledger = ledger
+        self.events = EventBus()
+        self.duties = DutySchedule(
+            identity.genesis_validators_root,
+            identity.validator_count,
+            identity.slots_per_epoch,
+            identity.epochs_per_sync_committee_period,
+            lifecycle,
+            tree,
+        )
+        self.roots = RootCache(self.spec)
+        self.attestation_pool = AttestationPool()
+        self.sync_pool = SyncMessagePool()
+        self.fee_recipients: dict[int, bytes] = {}
+        self.registrations: dict[int, tuple[bytes, int]] = {}
+        self.produced: dict[bytes, ProducedBlock] = {}
+        self.aggregate_cache: dict[tuple[object, ...], tuple[int, asyncio.Future[bytes]]] = {}
+        """Pool key -> (signatures aggregated, aggregate); see ``production._cached_aggregate``."""
+        self.served_proposers: dict[int, set[int]] = {}
+        """slot -> every validator the proposer duties have named for it."""
+        self.client_blocks: dict[int, set[int]] = {}
+        """slot -> proposers whose block at that slot this chain accepted."""
+        self.faults: FaultInjector | None = None
+        self.findings: list[SlashingFinding] = []
+        self.slots_seen = 0
+
+    # --- time --------------------------------------------------------------
+
+    @property
+    def seconds_per_slot(self) -> float:
+        return self.identity.slot_duration_ms / 1000
+
+    @property
+    def slots_per_epoch(self) -> int:
+        return self.identity.slots_per_epoch
+
+    @property
+    def clock_disparity(self) -> float:
+        """How early a message for a slot may arrive (MAXIMUM_GOSSIP_CLOCK_DISPARITY, scaled)."""
+        return min(0.5, self.seconds_per_slot / 8)
+
+    def slot_at(self, now: float) -> int:
+        """The wall-clock slot at ``now`` (negative before genesis)."""
+        return math.floor(
+            (now - self.identity.genesis_time) * 1000 / self.identity.slot_duration_ms
+        )
+
+    def current_slot(self, now: float | None = None) -> int:
+        return max(0, self.slot_at(time.time() if now is None else now))
+
+    def current_epoch(self, now: float | None = None) -> int:
+        return self.current_slot(now) // self.slots_per_epoch
+
+    def latest_allowed_slot(self, now: float | None = None) -> int:
+        """The latest slot a message may be for, given the clock disparity."""
+        return self.slot_at((time.time() if now is None else now) + self.clock_disparity)
+
+    def slot_start(self, slot: int) -> float:
+        return self.identity.genesis_time + slot * self.identity.slot_duration_ms / 1000
+
+    def epoch_of(self, slot: int) -> int:
+        return slot // self.slots_per_epoch
+
+    # --- head and blocks -----------------------------------------------------
+
+    def head_event(self, epoch_transition: bool) -> dict[str, Any]:
+        head = self.tree.head
+        epoch = self.epoch_of(head.slot)
+        return {
+            "slot": str(head.slot),
+            "block": to_hex(head.root),
+            "state": to_hex(head.state_root),
+            "epoch_transition": epoch_transition,
+            "previous_duty_dependent_root": to_hex(self.tree.attester_dependent_root(epoch)),
+            "current_duty_dependent_root": to_hex(self.tree.proposer_dependent_root(epoch)),
+            "execution_optimistic": False,
+        }
+
+    def import_block(self, record: BlockRecord) -> bool:
+        """Add a client block; True when it became the head (False: kept as an orphan)."""
+        if record.parent_root != self.tree.head.root or record.slot <= self.tree.head.slot:
+            self.tree.remember(record)
+            return False
+        old_head = self.tree.head
+        self.tree.extend(record)
+        self.events.publish(
+            "block",
+            {"slot": str(record.slot), "block": to_hex(record.root), "execution_optimistic": False},
+        )
+        self.events.publish(
+            "head", self.head_event(self.epoch_of(record.slot) > self.epoch_of(old_head.slot))
+        )
+        return True
+
+    def reorg(
+        self, from_slot: int, *, drop_from_slot: int | None = None, salt: bytes = b""
+    ) -> Reorg:
+        """Switch to a fork from ``from_slot`` on and tell subscribers (fault modes only)."""
+        reorg = self.tree.fork_from(from_slot, drop_from_slot=drop_from_slot, salt=salt)
+        new_head = reorg.new_head
+        self.events.publish(
+            "chain_reorg",
+            {
+                "slot": str(new_head.slot),
+                "depth": str(reorg.depth),
+                "old_head_block": to_hex(reorg.old_head.root),
+                "new_head_block": to_hex(new_head.root),
+                "old_head_state": to_hex(reorg.old_head.state_root),
+                "new_head_state": to_hex(new_head.state_root),
+                "epoch": str(self.epoch_of(new_head.slot)),
+                "execution_optimistic": False,
+            },
+        )
+        self.events.publish("head", self.head_event(False))
+        log.info(
+            "re-org from slot %d: head %s -> %s (depth %d)",
+            from_slot,
+            reorg.old_head.root.hex()[:8],
+            new_head.root.hex()[:8],
+            reorg.depth,
+        )
+        return reorg
+
+    def expected_proposer(self, slot: int) -> int | None:
+        return self.duties.proposer(slot)
+
+    def fee_recipient(self, validator_index: int) -> bytes:
+        if validator_index in self.fee_recipients:
+            return self.fee_recipients[validator_index]
+        registered = self.registrations.get(validator_index)
+        return registered[0] if registered else ZERO_ADDRESS
+
+    def gas_limit(self, validator_index: int) -> int:
+        registered = self.registrations.get(validator_index)
+        return registered[1] if registered else DEFAULT_GAS_LIMIT
+
+    def remember_produced(self, produced: ProducedBlock) -> None:
+        self.produced[produced.root] = produced
+        floor = produced.slot - 2 * self.slots_per_epoch
+        for root in [r for r, p in self.produced.items() if p.slot < floor]:
+            del self.produced[root]
+
+    # --- attestation data ----------------------------------------------------
+
+    def honest_attestation_data(self, slot: int) -> AttestationData:
+        """What an honest node serves for ``slot``: its head, justified source, epoch target."""
+        epoch = self.epoch_of(slot)
+        source = self.finality.source_for(epoch)
+        return AttestationData(
+            slot=slot,
+            index=0,
+            beacon_block_root=self.tree.block_root_at_slot(slot),
+            source=SszCheckpoint(epoch=source.epoch, root=source.root),
+            target=SszCheckpoint(epoch=epoch, root=self.tree.epoch_boundary_root(epoch)),
+        )
+
+    def attestation_data(self, slot: int) -> AttestationData:
+        data = self.honest_attestation_data(slot)
+        if self.faults is not None:
+            data = self.faults.attestation_data(slot, data)
+        return data
+
+    # --- judging -------------------------------------------------------------
+
+    def judge_attestation(
+        self, validator_index: int, source: int, target: int, data_root: bytes
+    ) -> list[SlashingFinding]:
+        findings = self.slasher.observe_attestation(validator_index, source, target, data_root)
+        self._count_findings(findings)
+        return findings
+
+    def judge_block(self, proposer_index: int, slot: int, root: bytes) -> list[SlashingFinding]:
+        findings = self.slasher.observe_block(proposer_index, slot, root)
+        self._count_findings(findings)
+        return findings
+
+    def _count_findings(self, findings: Iterable[SlashingFinding]) -> None:
+        findings = list(findings)
+        if not findings:
+            return
+        self.ledger.count("slashable_messages")
+        for finding in findings:
+            kind = {
+                SlashingKind.DOUBLE_VOTE: "slashable_double_votes",
+                SlashingKind.SURROUND_VOTE: "slashable_surround_votes",
+                SlashingKind.DOUBLE_PROPOSAL: "slashable_double_proposals",
+            }[finding.kind]
+            self.ledger.count(kind)
+            self.lifecycle.slashed.add(finding.validator_index)
+            log.warning("SLASHABLE: %s", finding.description)
+            if len(self.findings) < _KEPT_FINDINGS:
+                self.findings.append(finding)
+
+    # --- slots and epochs ----------------------------------------------------
+
+    def on_slot_start(self, slot: int) -> None:
+        """Everything that happens when ``slot`` begins."""
+        self.slots_seen += 1
+        self.ledger.judge_until(
+            slot - 1,
+            self.seconds_per_slot,
+            lambda epoch: self.duties.attester_committees(epoch)[1],
+            self._sync_members_expected,
+        )
+        if slot % self.slots_per_epoch == 0:
+            epoch = slot // self.slots_per_epoch
+            moved = self.finality.process_epoch_start(
+                epoch,
+                self.tree.epoch_boundary_root,
+                lambda judged: len(self.duties.active_indices(judged)),
+            )
+            if moved:
+                finalized = self.finality.finalized
+                block = self.tree.get(finalized.root)
+                self.events.publish(
+                    "finalized_checkpoint",
+                    {
+                        "block": to_hex(finalized.root),
+                        "state": to_hex(block.state_root if block else bytes(32)),
+                        "epoch": str(finalized.epoch),
+                        "execution_optimistic": False,
+                    },
+                )
+        proposer = self.duties.proposer(slot)
+        if proposer is not None:
+            self.duties.pin_proposer(slot, proposer)
+        keep_from = slot - 4 * self.slots_per_epoch
+        self.tree.prune(keep_from)
+        self.attestation_pool.prune(slot - self.slots_per_epoch - 1)
+        self.sync_pool.prune(slot - 2)
+        self.aggregate_cache = {
+            key: value
+            for key, value in self.aggregate_cache.items()
+            if isinstance(key[1], int) and key[1] >= slot - self.slots_per_epoch - 1
+        }
+        for old in [s for s in self.client_blocks if s < keep_from]:
+            del self.client_blocks[old]
+        for old in [s for s in self.served_proposers if s < keep_from]:
+            del self.served_proposers[old]
+
+    def _sync_members_expected(self, slot: int) -> set[int]:
+        epoch = self.epoch_of(slot)
+        return {
+            member
+            for member in self.duties.sync_committee_for_message_slot(slot)
+            if self.lifecycle.is_active(member, epoch)
+        }
