@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tests.client.conftest import make_validators_dir
-from tests.e2e.conftest import VALIDATORS, ChainStarter, ClientStarter
+from tests.e2e.conftest import VALIDATORS, ChainStarter, ClientProcess, ClientStarter
+from tests.official_vectors import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -78,3 +82,53 @@ async def test_the_same_keys_from_two_directories_are_caught_only_by_the_chains_
     assert summary["slashable_messages"] > 0
     kinds = {finding["kind"] for finding in summary["slashings"]}
     assert kinds == {"double_proposal"}, summary["slashings"][:3]
+
+
+async def test_devnet_with_slots_0_runs_until_interrupted_and_leaves_no_chain_behind(
+    tmp_path: Path,
+) -> None:
+    summary_file = tmp_path / "summary.json"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "validator",
+        "devnet",
+        "--slots",
+        "0",
+        "--validators",
+        str(VALIDATORS),
+        "--seconds-per-slot",
+        "0.5",
+        "--slots-per-epoch",
+        "4",
+        "--validators-dir",
+        str(tmp_path / "validators"),
+        "--summary",
+        str(summary_file),
+        "--log-format",
+        "json",
+        "--log-level",
+        "info",
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    client = ClientProcess(process)
+    try:
+        await client.published("attestation", count=4)
+    except BaseException:
+        process.kill()
+        await process.wait()
+        raise
+    chain_line = next(e for e in client.lines if "simulated beacon node on" in str(e["message"]))
+    port = int(str(chain_line["message"]).rsplit("port ", 1)[1].rstrip(")"))
+    assert await client.stop(signal.SIGINT, timeout=30) == 0
+    summary = orjson.loads(summary_file.read_bytes())
+    assert summary["slashable_messages"] == 0 and summary["invalid_signatures"] == 0
+    assert summary["attestations_received"] >= 4
+    assert any(entry.get("message") == "devnet summary" for entry in client.lines)
+    # The chain stopped with the command: nothing listens on its port any more.
+    with pytest.raises(OSError):
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.close()
