@@ -74,6 +74,7 @@ async def run_service(beacon_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner
         stop_after: float | None = None,
         stop: asyncio.Event | None = None,
         strict: bool = True,
+        started: Callable[[ValidatorService], None] | None = None,
         **options: Any,
     ) -> ValidatorService:
         middlewares = []
@@ -91,6 +92,8 @@ async def run_service(beacon_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner
                 **options,
             )
         )
+        if started is not None:
+            started(service)
         stop = stop or asyncio.Event()
         stopper = None
         if stop_after is not None:
