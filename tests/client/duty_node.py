@@ -327,7 +327,7 @@ class DutyNode(FakeBeaconNode):
                 {
                     "execution_optimistic": False,
                     "finalized": False,
-                    "data": {"root": self.head_root(self._clock_slot())},
+                    "data": {"root": self.head_root(self.clock_slot())},
                 },
                 {},
             ),
@@ -369,7 +369,7 @@ class DutyNode(FakeBeaconNode):
 
         return handle
 
-    def _clock_slot(self) -> int:
+    def clock_slot(self) -> int:
         """The wall clock's slot; -1 before genesis."""
         elapsed = time.time() - self.chain.genesis_time
         return int(elapsed // self.chain.seconds_per_slot) if elapsed >= 0 else -1
@@ -400,7 +400,7 @@ class DutyNode(FakeBeaconNode):
 
     async def _emit_heads(self) -> None:
         assert self.head_delay is not None
-        slot = self._clock_slot() + 1
+        slot = self.clock_slot() + 1
         while True:
             when = self.slot_start(slot) + self.head_delay * self.chain.seconds_per_slot
             await asyncio.sleep(max(0.0, when - time.time()))
