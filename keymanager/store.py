@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,6 +101,19 @@ class PreparedImport:
     secret: int = field(repr=False)
 
 
+def _keystore_bytes(keystore_json: object) -> bytes:
+    if isinstance(keystore_json, str):
+        try:
+            return keystore_json.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MalformedKeystoreError("malformed keystore: not valid Unicode") from None
+    if isinstance(keystore_json, bytes | bytearray | memoryview):
+        return bytes(keystore_json)
+    raise MalformedKeystoreError(
+        f"malformed keystore: expected JSON text, got {type(keystore_json).__name__}"
+    )
+
+
 class ValidatorStore:
     """Keys and settings in one validators directory."""
 
@@ -161,17 +175,7 @@ class ValidatorStore:
         give the pubkey. Decryption is the slow part (the KDF), so an HTTP
         handler runs this first and holds the lock only for `save_import`.
         """
-        if isinstance(keystore_json, str):
-            try:
-                raw = keystore_json.encode("utf-8")
-            except UnicodeEncodeError:
-                raise MalformedKeystoreError("malformed keystore: not valid Unicode") from None
-        elif isinstance(keystore_json, bytes | bytearray | memoryview):
-            raw = bytes(keystore_json)
-        else:
-            raise MalformedKeystoreError(
-                f"malformed keystore: expected JSON text, got {type(keystore_json).__name__}"
-            )
+        raw = _keystore_bytes(keystore_json)
         keystore = parse_keystore(raw)
         if keystore.pubkey is None:
             raise MalformedKeystoreError(
@@ -186,6 +190,61 @@ class ValidatorStore:
             password=password,
             secret=secret,
         )
+
+    def prepare_imports(
+        self, keystores: Sequence[tuple[str | bytes, str]], *, labels: Sequence[str] | None = None
+    ) -> list[PreparedImport]:
+        """`prepare_import` for several (keystore JSON, password) pairs, all or nothing.
+
+        Every keystore is parsed first; the KDFs then run on the decrypt pool
+        (`decrypt_many`: worker processes when the work is worth it, this
+        thread otherwise). Raises `KeystoreError` for the first pair that
+        fails, its message starting with the pair's label (default
+        ``keystores[i]``). Touches neither the disk nor the lock.
+        """
+        names = list(labels) if labels is not None else [
+            f"keystores[{index}]" for index in range(len(keystores))
+        ]
+        if len(names) != len(keystores):
+            raise ValueError("one label per keystore")
+        parsed: list[tuple[bytes, Keystore]] = []
+        for name, (keystore_json, password) in zip(names, keystores, strict=True):
+            try:
+                raw = _keystore_bytes(keystore_json)
+                keystore = parse_keystore(raw)
+                if keystore.pubkey is None:
+                    raise MalformedKeystoreError(
+                        "malformed keystore: it has no pubkey (this client stores and lists "
+                        "keys by it)"
+                    )
+                if not isinstance(password, str):
+                    raise MalformedKeystoreError("the password must be text")
+                normalize_password(password)
+            except KeystoreError as error:
+                raise type(error)(f"{name}: {error}") from None
+            parsed.append((raw, keystore))
+        jobs = [
+            DecryptJob(label=name, keystore_json=raw, password=password)
+            for name, (raw, _), (_, password) in zip(names, parsed, keystores, strict=True)
+        ]
+        try:
+            secrets = decrypt_many(jobs, progress=False)
+        except KeystoreLoadError as error:
+            # Its message names the label and what is wrong (wrong password, ...).
+            raise KeystoreError(str(error)) from None
+        return [
+            PreparedImport(
+                pubkey=keystore.pubkey,
+                keystore=keystore,
+                keystore_json=raw,
+                password=password,
+                secret=secret,
+            )
+            for (raw, keystore), (_, password), secret in zip(
+                parsed, keystores, secrets, strict=True
+            )
+            if keystore.pubkey is not None
+        ]
 
     def save_import(self, prepared: PreparedImport) -> bytes:
         """Write a prepared keystore and its password durably; returns the pubkey.
