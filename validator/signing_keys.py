@@ -1,0 +1,146 @@
+"""The decrypted keys the signer holds, added and removed while it runs.
+
+A removed key must sign nothing from the moment its removal returns (the
+Keymanager API exports a deleted key's history right after, and that export
+must cover every signature the key made). So signing takes a *hold* on the keys
+it uses, under the same lock removal takes: membership is checked when the hold
+is taken and again right before each signature, and removal, having taken the
+key out, waits until no hold on it is left. A signature made with a key
+therefore exists before that key's removal returns, or not at all.
+
+Everything here runs on one event loop; the lock is an ``asyncio.Condition``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+
+import crypto_backend
+from validator.metrics import SIGNING_KEYS
+
+PUBKEY_BYTES = 48
+
+
+class KeyMismatchError(ValueError):
+    """A secret key that does not give the public key it was added under."""
+
+
+def _check_keys(keys: Mapping[bytes, int]) -> None:
+    for pubkey, secret in keys.items():
+        if type(pubkey) is not bytes or len(pubkey) != PUBKEY_BYTES:
+            raise ValueError(f"a pubkey must be {PUBKEY_BYTES} bytes, got {pubkey!r:.60}")
+        # The record is keyed by pubkey: a secret signing under another key's name
+        # would sign messages that no record entry accounts for.
+        if crypto_backend.sk_to_pk(secret) != pubkey:
+            raise KeyMismatchError(
+                f"the secret key added for 0x{pubkey.hex()} belongs to another public key"
+            )
+
+
+class KeyHold:
+    """Keys one request uses; they cannot leave the ring until the hold is released."""
+
+    def __init__(self, ring: SigningKeys, held: Counter[bytes]) -> None:
+        self._ring = ring
+        self._held = held
+
+    def holds(self, pubkey: bytes) -> bool:
+        return self._held[pubkey] > 0
+
+    async def secrets(self, pubkeys: Iterable[bytes]) -> dict[bytes, int]:
+        """The secrets of the held keys still in the ring, checked under the ring's lock.
+
+        Keys removed since the hold was taken are released at once (so their
+        removal need not wait for the rest of this request) and left out.
+        """
+        return await self._ring._secrets_for(self._held, pubkeys)
+
+
+class SigningKeys:
+    """pubkey -> secret key, with holds so that removal waits for signing in flight."""
+
+    def __init__(self) -> None:
+        self._secrets: dict[bytes, int] = {}
+        self._in_flight: Counter[bytes] = Counter()
+        self._changed = asyncio.Condition()
+
+    def __contains__(self, pubkey: object) -> bool:
+        return pubkey in self._secrets
+
+    def __len__(self) -> int:
+        return len(self._secrets)
+
+    def pubkeys(self) -> list[bytes]:
+        return list(self._secrets)
+
+    async def add(self, keys: Mapping[bytes, int]) -> None:
+        """Add (or replace) keys; KeyMismatchError, adding none, if a secret is not its key's."""
+        keys = dict(keys)
+        await asyncio.to_thread(_check_keys, keys)
+        async with self._changed:
+            self._secrets.update(keys)
+            SIGNING_KEYS.set(len(self._secrets))
+
+    async def remove(self, pubkeys: Iterable[bytes]) -> list[bytes]:
+        """Remove keys and wait until no signing with them is in flight; the removed ones.
+
+        When this returns, no signature with any of these keys will be made.
+        """
+        async with self._changed:
+            removed = [pubkey for pubkey in dict.fromkeys(pubkeys) if pubkey in self._secrets]
+            for pubkey in removed:
+                del self._secrets[pubkey]
+            SIGNING_KEYS.set(len(self._secrets))
+            await self._changed.wait_for(
+                lambda: not any(self._in_flight[pubkey] for pubkey in removed)
+            )
+        return removed
+
+    @asynccontextmanager
+    async def hold(self, pubkeys: Iterable[bytes]) -> AsyncIterator[KeyHold]:
+        """Hold those of ``pubkeys`` that are in the ring for the duration of the block."""
+        held: Counter[bytes] = Counter()
+        async with self._changed:
+            for pubkey in pubkeys:
+                if pubkey in self._secrets:
+                    held[pubkey] += 1
+            self._in_flight.update(held)
+        try:
+            yield KeyHold(self, held)
+        finally:
+            async with self._changed:
+                self._release(held, list(held))
+
+    async def _secrets_for(
+        self, held: Counter[bytes], pubkeys: Iterable[bytes]
+    ) -> dict[bytes, int]:
+        async with self._changed:
+            found: dict[bytes, int] = {}
+            gone = []
+            for pubkey in pubkeys:
+                if held[pubkey] <= 0:
+                    continue
+                secret = self._secrets.get(pubkey)
+                if secret is None:
+                    gone.append(pubkey)
+                else:
+                    found[pubkey] = secret
+            if gone:
+                self._release(held, gone)
+            return found
+
+    def _release(self, held: Counter[bytes], pubkeys: list[bytes]) -> None:
+        """Give back the hold on ``pubkeys`` (call under the lock)."""
+        released = False
+        for pubkey in dict.fromkeys(pubkeys):
+            count = held.pop(pubkey, 0)
+            if count > 0:
+                self._in_flight[pubkey] -= count
+                if self._in_flight[pubkey] <= 0:
+                    del self._in_flight[pubkey]
+                released = True
+        if released:
+            self._changed.notify_all()
