@@ -44,6 +44,7 @@ from keymanager.settings import (
     parse_fee_recipient,
     parse_uint64,
 )
+from validator.signing_types import RefusalReason, SigningRefusedError
 from validator.spec import ChainSpecError
 from validator.ssz import VoluntaryExit
 
@@ -368,7 +369,12 @@ async def sign_voluntary_exit(request: web.Request) -> web.Response:
             "the beacon node knows no validator with this key (is its deposit processed?)",
         )
     voluntary_exit = VoluntaryExit(epoch=epoch, validator_index=index)
-    signed = await context.signer.sign_voluntary_exit(pubkey, voluntary_exit)
+    try:
+        signed = await context.signer.sign_voluntary_exit(pubkey, voluntary_exit)
+    except SigningRefusedError as refused:
+        if refused.reason in (RefusalReason.UNKNOWN_KEY, RefusalReason.KEY_REMOVED):
+            raise ApiError(404, "the key is not an active local key of this validator") from None
+        raise ApiError(400, f"the exit was not signed: {refused.refusal}") from None
     return json_response(
         {
             "data": {
