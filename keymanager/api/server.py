@@ -362,7 +362,13 @@ async def sign_voluntary_exit(request: web.Request) -> web.Response:
             bad_request(f"no epoch given and there is no current epoch: {error}")
     if not context.signer.has_key(pubkey):
         raise ApiError(404, "the key is not an active local key of this validator")
-    index = await context.resolve_validator_index(pubkey)
+    try:
+        index = await context.resolve_validator_index(pubkey)
+    except Exception:
+        log.exception("could not look up the index of %s", format_pubkey(pubkey))
+        raise ApiError(
+            500, "the beacon node could not be asked for the validator's index (see the log)"
+        ) from None
     if index is None:
         raise ApiError(
             404,

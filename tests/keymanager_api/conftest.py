@@ -16,7 +16,7 @@ from keymanager.api import KeymanagerContext, create_app
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection
 from tests.keymanager_api.conformance import ConformanceChecker
-from tests.keymanager_api.support import GENESIS_TIME, GVR, TOKEN, Api
+from tests.keymanager_api.support import GENESIS_TIME, GVR, TOKEN, Api, ApiFactory
 from tests.official_vectors import official_vectors
 from validator.chain_preset import SimulatedChainConfig
 from validator.openapi_check import BeaconApiSpec, load_keymanager_api_spec
@@ -32,9 +32,7 @@ def keymanager_spec() -> BeaconApiSpec:
 @pytest.fixture(scope="session")
 def chain() -> ChainSpec:
     # Every fork from genesis: exits are signed under Capella's version (EIP-7044).
-    return SimulatedChainConfig(
-        genesis_time=GENESIS_TIME, genesis_validators_root=GVR
-    ).chain_spec()
+    return SimulatedChainConfig(genesis_time=GENESIS_TIME, genesis_validators_root=GVR).chain_spec()
 
 
 @pytest.fixture
@@ -89,10 +87,21 @@ def context(
 
 
 @pytest.fixture
-async def api(
-    aiohttp_client: Any, context: KeymanagerContext, keymanager_spec: BeaconApiSpec
-) -> AsyncIterator[Api]:
-    checker = ConformanceChecker(keymanager_spec)
-    client = await aiohttp_client(create_app(context, TOKEN), middlewares=(checker,))
-    yield Api(client, checker, context)
-    checker.assert_clean()
+async def api_for(aiohttp_client: Any, keymanager_spec: BeaconApiSpec) -> AsyncIterator[ApiFactory]:
+    """Serve a context in process; at the end, every answer must have conformed."""
+    made: list[Api] = []
+
+    async def serve(context: KeymanagerContext) -> Api:
+        checker = ConformanceChecker(keymanager_spec)
+        client = await aiohttp_client(create_app(context, TOKEN), middlewares=(checker,))
+        made.append(Api(client, checker, context))
+        return made[-1]
+
+    yield serve
+    for api in made:
+        api.checker.assert_clean()
+
+
+@pytest.fixture
+async def api(api_for: ApiFactory, context: KeymanagerContext) -> Api:
+    return await api_for(context)

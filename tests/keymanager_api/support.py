@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from hashlib import sha256
 from typing import Any
@@ -42,9 +43,7 @@ def keystore(n: int, password: str = PASSWORD, path: str | None = None) -> str:
     return cheap_keystore_json(secret(n), password, path or f"m/12381/3600/{n}/0/0").decode()
 
 
-def history(
-    marks: dict[int, tuple[int | None, tuple[int, int] | None]], root: bytes = GVR
-) -> str:
+def history(marks: dict[int, tuple[int | None, tuple[int, int] | None]], root: bytes = GVR) -> str:
     """An EIP-3076 interchange: key n -> (block slot or None, (source, target) or None)."""
     entries = [
         entry(
@@ -128,3 +127,7 @@ class Api:
 
     async def delete(self, path: str, json: Any = None, **options: Any) -> Answer:
         return await self.call("DELETE", path, json, **options)
+
+
+ApiFactory = Callable[[KeymanagerContext], Awaitable[Api]]
+"""The `api_for` fixture: serve another context (same directory, other defaults)."""

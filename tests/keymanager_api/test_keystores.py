@@ -12,8 +12,8 @@ from tests.keymanager_api.support import (
     GVR,
     OTHER_GVR,
     Api,
-    history,
     hex_pubkey,
+    history,
     import_body,
     keystore,
     pubkey,
@@ -52,8 +52,11 @@ async def test_list_is_empty_then_shows_imported_keys(api: Api) -> None:
     listed = (await api.get(KEYSTORES)).json["data"]
     assert sorted(listed, key=lambda item: item["validating_pubkey"]) == sorted(
         [
-            {"validating_pubkey": hex_pubkey(n), "derivation_path": f"m/12381/3600/{n}/0/0",
-             "readonly": False}
+            {
+                "validating_pubkey": hex_pubkey(n),
+                "derivation_path": f"m/12381/3600/{n}/0/0",
+                "readonly": False,
+            }
             for n in (1, 2)
         ],
         key=lambda item: item["validating_pubkey"],
@@ -171,9 +174,7 @@ async def test_wrong_password_is_bad_input_and_nothing_is_written(
     assert not signer.has_key(pubkey(1))
 
 
-async def test_bad_import_bodies_are_400_and_write_nothing(
-    api: Api, validators_dir: Path
-) -> None:
+async def test_bad_import_bodies_are_400_and_write_nothing(api: Api, validators_dir: Path) -> None:
     before = (validators_dir / RECORD_FILE).read_bytes()
     good = import_body([1])
     cases: list[tuple[object, str]] = [
@@ -295,8 +296,14 @@ async def test_delete_statuses_in_request_order(api: Api) -> None:
     await api.delete(KEYSTORES, {"pubkeys": [hex_pubkey(2)]})
     answer = await api.delete(
         KEYSTORES,
-        {"pubkeys": [hex_pubkey(3), hex_pubkey(2), hex_pubkey(1).upper().replace("0X", "0x"),
-                     hex_pubkey(1)]},
+        {
+            "pubkeys": [
+                hex_pubkey(3),
+                hex_pubkey(2),
+                hex_pubkey(1).upper().replace("0X", "0x"),
+                hex_pubkey(1),
+            ]
+        },
     )
     assert answer.statuses == ["not_found", "not_active", "deleted", "not_active"]
     exported = parse_interchange(answer.json["slashing_protection"].encode())
