@@ -125,6 +125,9 @@ class ValidatorStore:
         self.lock = threading.RLock()
         self._infos: dict[bytes, KeystoreInfo] | None = None
         self._infos_signature: int | None = None
+        # Changes whenever the listing may have changed, so a caller can cache what it
+        # renders from it (the Keymanager API's GET /eth/v1/keystores answer).
+        self._listing_version = 0
         self._settings: SettingsFile | None = None
         self._settings_signature: tuple[int, int, int] | None = None
 
@@ -154,6 +157,19 @@ class ValidatorStore:
         """
         with self.lock:
             return [info for _, info in sorted(self._keystore_infos().items())]
+
+    def listing_version(self) -> int:
+        """A number that changes whenever `list_keystores` may answer differently
+        (rescanning `keystores/` first if it changed on disk)."""
+        with self.lock:
+            self._keystore_infos()
+            return self._listing_version
+
+    def list_keystores_versioned(self) -> tuple[int, list[KeystoreInfo]]:
+        """`list_keystores` with the `listing_version` it belongs to."""
+        with self.lock:
+            infos = self.list_keystores()
+            return self._listing_version, infos
 
     def keystore_info(self, pubkey: bytes) -> KeystoreInfo | None:
         with self.lock:
@@ -544,12 +560,14 @@ class ValidatorStore:
                 _, keystore = self._read_keystore_file(pubkey)
                 infos[pubkey] = KeystoreInfo(pubkey=pubkey, derivation_path=keystore.path)
             self._infos, self._infos_signature = infos, signature
+            self._listing_version += 1
         return self._infos
 
     def _remember_keystore(self, info: KeystoreInfo, listing_before: int | None) -> None:
         if self._infos is not None and self._infos_signature == listing_before:
             self._infos[info.pubkey] = info
             self._infos_signature = self._keystores_signature()
+            self._listing_version += 1
         else:  # the directory changed under us too: rescan on the next listing
             self._infos = None
 
@@ -557,6 +575,7 @@ class ValidatorStore:
         if self._infos is not None and self._infos_signature == listing_before:
             self._infos.pop(pubkey, None)
             self._infos_signature = self._keystores_signature()
+            self._listing_version += 1
         else:
             self._infos = None
 

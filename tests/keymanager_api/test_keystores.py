@@ -354,3 +354,20 @@ async def test_a_file_that_cannot_be_removed_is_an_error_without_history(
     assert parse_interchange(answer.json["slashing_protection"].encode()).marks == {}
     # Fail closed: the key stays out of the signer.
     assert not signer.has_key(pubkey(1))
+
+
+async def test_the_cached_list_follows_every_change(api: Api, validators_dir: Path) -> None:
+    first = await api.get(KEYSTORES)
+    again = await api.get(KEYSTORES)
+    assert first.body == again.body == b'{"data":[]}'
+    await api.post(KEYSTORES, import_body([1]))
+    assert [item["validating_pubkey"] for item in (await api.get(KEYSTORES)).json["data"]] == [
+        hex_pubkey(1)
+    ]
+    # A key written by another program (here another store on the same directory).
+    ValidatorStore(validators_dir).import_keystore(keystore(2), PASSWORD)
+    listed = {item["validating_pubkey"] for item in (await api.get(KEYSTORES)).json["data"]}
+    assert listed == {hex_pubkey(1), hex_pubkey(2)}
+    await api.delete(KEYSTORES, {"pubkeys": [hex_pubkey(1)]})
+    listed = {item["validating_pubkey"] for item in (await api.get(KEYSTORES)).json["data"]}
+    assert listed == {hex_pubkey(2)}
