@@ -28,7 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from keymanager.decrypt_worker import open_in_worker, prepare_worker
+from keymanager.decrypt_worker import open_in_worker, prepare_worker, scrypt_scratch_bytes
 from keymanager.errors import KeystoreError, KeystoreLoadError
 from keymanager.keystore import checked_secret, estimated_cost, parse_keystore
 from keymanager.keystore_crypto import SealedSecret, open_secret
@@ -111,10 +111,12 @@ def _open_in_pool(
     advance: Callable[[], None],
 ) -> list[bytes]:
     plaintexts: list[bytes] = [b""] * len(jobs)
+    scratch = max(scrypt_scratch_bytes(secret.kdf) for secret in sealed)
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=prepare_worker,
+        initargs=(scratch,),
     )
     try:
         pending: dict[Future[bytes], int] = {

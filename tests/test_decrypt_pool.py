@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import pytest
 
 from keymanager import decrypt_pool
 from keymanager.decrypt_pool import POOL_MIN_COST, DecryptJob, decrypt_many, usable_cores
-from keymanager.decrypt_worker import open_in_worker, prepare_worker
+from keymanager.decrypt_worker import open_in_worker, prepare_worker, scrypt_scratch_bytes
 from keymanager.errors import KeystoreLoadError, WrongPasswordError
 from keymanager.keystore import ScryptCost, encrypt_keystore, parse_keystore
 from tests.keystore_helpers import PASSWORD, cheap_keystore_json, pubkey_of
@@ -129,8 +130,26 @@ def test_no_progress_bar_when_not_a_terminal(capsys: pytest.CaptureFixture[str])
 
 
 def test_worker_functions_in_this_process() -> None:
-    prepare_worker_is_safe_to_call_twice = [prepare_worker(), prepare_worker()]
-    assert prepare_worker_is_safe_to_call_twice == [None, None]
+    # Run in a throwaway spawned process: prepare_worker changes malloc for the whole process.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        1, mp_context=context, initializer=prepare_worker, initargs=(1 << 20,)
+    ) as pool:
+        sealed = parse_keystore(cheap_keystore_json(SECRETS[2])).sealed()
+        assert pool.submit(open_in_worker, sealed, PASSWORD).result() == SECRETS[2].to_bytes(
+            32, "big"
+        )
+        with pytest.raises(WrongPasswordError):
+            pool.submit(open_in_worker, sealed, "nope").result()
+
+
+def test_scratch_reserve_is_sized_for_scrypt_only() -> None:
+    scrypt = parse_keystore(encrypt_keystore(1, PASSWORD, kdf=ScryptCost(n=2**4)).to_json())
+    assert scrypt_scratch_bytes(scrypt.sealed().kdf) == 128 * 8 * (2**4 + 1 + 2)
+    assert scrypt_scratch_bytes(parse_keystore(cheap_keystore_json(1)).sealed().kdf) == 0
+
+
+def test_open_in_worker_in_this_process() -> None:
     sealed = parse_keystore(cheap_keystore_json(SECRETS[2])).sealed()
     assert open_in_worker(sealed, PASSWORD) == SECRETS[2].to_bytes(32, "big")
     with pytest.raises(WrongPasswordError):

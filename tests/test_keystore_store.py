@@ -111,6 +111,10 @@ def test_listing_shows_pubkey_derivation_path_and_readonly(store: ValidatorStore
     )
     assert store.keystore_info(pubkey_of(SECRETS[3])) is None
     assert store.read_keystore(pubkey_of(SECRETS[2])).path == "m/12381/3600/2/0/0"
+    with pytest.raises(UnknownKeyError):
+        store.read_keystore(pubkey_of(SECRETS[3]))
+    with pytest.raises(UnknownKeyError):
+        store.load_keystore(pubkey_of(SECRETS[3]))
 
 
 def test_a_second_store_on_the_same_directory_sees_the_keys(
