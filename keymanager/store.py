@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,6 +101,19 @@ class PreparedImport:
     secret: int = field(repr=False)
 
 
+def _keystore_bytes(keystore_json: object) -> bytes:
+    if isinstance(keystore_json, str):
+        try:
+            return keystore_json.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MalformedKeystoreError("malformed keystore: not valid Unicode") from None
+    if isinstance(keystore_json, bytes | bytearray | memoryview):
+        return bytes(keystore_json)
+    raise MalformedKeystoreError(
+        f"malformed keystore: expected JSON text, got {type(keystore_json).__name__}"
+    )
+
+
 class ValidatorStore:
     """Keys and settings in one validators directory."""
 
@@ -111,6 +125,9 @@ class ValidatorStore:
         self.lock = threading.RLock()
         self._infos: dict[bytes, KeystoreInfo] | None = None
         self._infos_signature: int | None = None
+        # Changes whenever the listing may have changed, so a caller can cache what it
+        # renders from it (the Keymanager API's GET /eth/v1/keystores answer).
+        self._listing_version = 0
         self._settings: SettingsFile | None = None
         self._settings_signature: tuple[int, int, int] | None = None
 
@@ -141,6 +158,19 @@ class ValidatorStore:
         with self.lock:
             return [info for _, info in sorted(self._keystore_infos().items())]
 
+    def listing_version(self) -> int:
+        """A number that changes whenever `list_keystores` may answer differently
+        (rescanning `keystores/` first if it changed on disk)."""
+        with self.lock:
+            self._keystore_infos()
+            return self._listing_version
+
+    def list_keystores_versioned(self) -> tuple[int, list[KeystoreInfo]]:
+        """`list_keystores` with the `listing_version` it belongs to."""
+        with self.lock:
+            infos = self.list_keystores()
+            return self._listing_version, infos
+
     def keystore_info(self, pubkey: bytes) -> KeystoreInfo | None:
         with self.lock:
             return self._keystore_infos().get(pubkey)
@@ -161,17 +191,7 @@ class ValidatorStore:
         give the pubkey. Decryption is the slow part (the KDF), so an HTTP
         handler runs this first and holds the lock only for `save_import`.
         """
-        if isinstance(keystore_json, str):
-            try:
-                raw = keystore_json.encode("utf-8")
-            except UnicodeEncodeError:
-                raise MalformedKeystoreError("malformed keystore: not valid Unicode") from None
-        elif isinstance(keystore_json, bytes | bytearray | memoryview):
-            raw = bytes(keystore_json)
-        else:
-            raise MalformedKeystoreError(
-                f"malformed keystore: expected JSON text, got {type(keystore_json).__name__}"
-            )
+        raw = _keystore_bytes(keystore_json)
         keystore = parse_keystore(raw)
         if keystore.pubkey is None:
             raise MalformedKeystoreError(
@@ -186,6 +206,61 @@ class ValidatorStore:
             password=password,
             secret=secret,
         )
+
+    def prepare_imports(
+        self, keystores: Sequence[tuple[str | bytes, str]], *, labels: Sequence[str] | None = None
+    ) -> list[PreparedImport]:
+        """`prepare_import` for several (keystore JSON, password) pairs, all or nothing.
+
+        Every keystore is parsed first; the KDFs then run on the decrypt pool
+        (`decrypt_many`: worker processes when the work is worth it, this
+        thread otherwise). Raises `KeystoreError` for the first pair that
+        fails, its message starting with the pair's label (default
+        ``keystores[i]``). Touches neither the disk nor the lock.
+        """
+        names = list(labels) if labels is not None else [
+            f"keystores[{index}]" for index in range(len(keystores))
+        ]
+        if len(names) != len(keystores):
+            raise ValueError("one label per keystore")
+        parsed: list[tuple[bytes, Keystore]] = []
+        for name, (keystore_json, password) in zip(names, keystores, strict=True):
+            try:
+                raw = _keystore_bytes(keystore_json)
+                keystore = parse_keystore(raw)
+                if keystore.pubkey is None:
+                    raise MalformedKeystoreError(
+                        "malformed keystore: it has no pubkey (this client stores and lists "
+                        "keys by it)"
+                    )
+                if not isinstance(password, str):
+                    raise MalformedKeystoreError("the password must be text")
+                normalize_password(password)
+            except KeystoreError as error:
+                raise type(error)(f"{name}: {error}") from None
+            parsed.append((raw, keystore))
+        jobs = [
+            DecryptJob(label=name, keystore_json=raw, password=password)
+            for name, (raw, _), (_, password) in zip(names, parsed, keystores, strict=True)
+        ]
+        try:
+            secrets = decrypt_many(jobs, progress=False)
+        except KeystoreLoadError as error:
+            # Its message names the label and what is wrong (wrong password, ...).
+            raise KeystoreError(str(error)) from None
+        return [
+            PreparedImport(
+                pubkey=keystore.pubkey,
+                keystore=keystore,
+                keystore_json=raw,
+                password=password,
+                secret=secret,
+            )
+            for (raw, keystore), (_, password), secret in zip(
+                parsed, keystores, secrets, strict=True
+            )
+            if keystore.pubkey is not None
+        ]
 
     def save_import(self, prepared: PreparedImport) -> bytes:
         """Write a prepared keystore and its password durably; returns the pubkey.
@@ -485,12 +560,14 @@ class ValidatorStore:
                 _, keystore = self._read_keystore_file(pubkey)
                 infos[pubkey] = KeystoreInfo(pubkey=pubkey, derivation_path=keystore.path)
             self._infos, self._infos_signature = infos, signature
+            self._listing_version += 1
         return self._infos
 
     def _remember_keystore(self, info: KeystoreInfo, listing_before: int | None) -> None:
         if self._infos is not None and self._infos_signature == listing_before:
             self._infos[info.pubkey] = info
             self._infos_signature = self._keystores_signature()
+            self._listing_version += 1
         else:  # the directory changed under us too: rescan on the next listing
             self._infos = None
 
@@ -498,6 +575,7 @@ class ValidatorStore:
         if self._infos is not None and self._infos_signature == listing_before:
             self._infos.pop(pubkey, None)
             self._infos_signature = self._keystores_signature()
+            self._listing_version += 1
         else:
             self._infos = None
 

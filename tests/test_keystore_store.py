@@ -478,3 +478,19 @@ def test_concurrent_imports_and_settings_do_not_lose_updates(store: ValidatorSto
         assert settings.graffiti == f"validator {index}"
         assert settings.gas_limit == 30_000_000 + index
     assert len(reopened.list_keystores()) == 8
+
+
+def test_listing_version_changes_with_the_listing(tmp_path: Path) -> None:
+    store = ValidatorStore(tmp_path)
+    empty = store.listing_version()
+    assert store.listing_version() == empty
+    pubkey = store.import_keystore(cheap_keystore_json(0x5151), PASSWORD)
+    one = store.listing_version()
+    assert one != empty
+    version, infos = store.list_keystores_versioned()
+    assert version == one and [info.pubkey for info in infos] == [pubkey]
+    ValidatorStore(tmp_path).import_keystore(cheap_keystore_json(0x5152), PASSWORD)
+    assert store.listing_version() != one  # changed on disk by someone else
+    two = store.listing_version()
+    store.delete_keystore(pubkey)
+    assert store.listing_version() != two

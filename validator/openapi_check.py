@@ -3,9 +3,11 @@
 Test and strict-mode tooling: both our Beacon API client and our simulated beacon
 node can be made to check every request and response against the official
 OpenAPI document, so each side is held to the standard and not only to the other.
+The same machinery checks our Keymanager API server against ethereum/keymanager-APIs.
 
 - :func:`load_beacon_api_spec` loads the spec (``beacon-node-oapi.yaml`` with its
-  relative ``$ref`` files) through openapi-core, once per process and directory.
+  relative ``$ref`` files) through openapi-core, once per process and directory;
+  :func:`load_keymanager_api_spec` does the same for ``keymanager-oapi.yaml``.
 - :meth:`BeaconApiSpec.check_request` / :meth:`BeaconApiSpec.check_response`
   return readable error lists (empty when the exchange conforms).
 - :class:`StrictClientChecker` is an aiohttp *client* middleware;
@@ -38,6 +40,10 @@ if TYPE_CHECKING:
 SPEC_DIR_ENV = "VALIDATOR_BEACON_API_SPEC"
 VECTORS_ENV = "VALIDATOR_VECTORS_DIR"
 SPEC_FILE = "beacon-node-oapi.yaml"
+KEYMANAGER_SPEC_DIR_ENV = "VALIDATOR_KEYMANAGER_API_SPEC"
+KEYMANAGER_SPEC_FILE = "keymanager-oapi.yaml"
+BEACON_API = "Beacon API"
+KEYMANAGER_API = "Keymanager API"
 # Every request is matched against the spec's templated server "{server_url}"; the
 # real host does not matter for conformance, so one fixed origin is used.
 _SPEC_ORIGIN = "http://localhost"
@@ -48,17 +54,17 @@ _REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class SpecLoadError(RuntimeError):
-    """The Beacon API spec directory is missing or cannot be loaded."""
+    """An OpenAPI spec directory is missing or cannot be loaded."""
 
 
 class SpecViolation(AssertionError):
-    """An HTTP exchange does not conform to the Beacon API spec (strict mode)."""
+    """An HTTP exchange does not conform to the spec (strict mode)."""
 
-    def __init__(self, where: str, errors: Sequence[str]) -> None:
+    def __init__(self, where: str, errors: Sequence[str], api: str = BEACON_API) -> None:
         self.where = where
         self.errors = list(errors)
         listed = "\n  ".join(self.errors)
-        super().__init__(f"{where} does not conform to the Beacon API:\n  {listed}")
+        super().__init__(f"{where} does not conform to the {api}:\n  {listed}")
 
 
 def default_spec_dir() -> Path:
@@ -74,6 +80,17 @@ def default_spec_dir() -> Path:
     vectors = os.environ.get(VECTORS_ENV)
     root = Path(vectors) if vectors else _REPO_ROOT.parent / "shared" / "vectors"
     return root / "beacon-api"
+
+
+def default_keymanager_spec_dir() -> Path:
+    """Where the Keymanager API spec is read from (as :func:`default_spec_dir`):
+    ``$VALIDATOR_KEYMANAGER_API_SPEC``, else ``<vectors>/keymanager-api``."""
+    explicit = os.environ.get(KEYMANAGER_SPEC_DIR_ENV)
+    if explicit:
+        return Path(explicit)
+    vectors = os.environ.get(VECTORS_ENV)
+    root = Path(vectors) if vectors else _REPO_ROOT.parent / "shared" / "vectors"
+    return root / "keymanager-api"
 
 
 @dataclass(frozen=True)
@@ -128,11 +145,15 @@ class _SpecResponse:
 
 
 class BeaconApiSpec:
-    """The loaded Beacon API document; thread-safe to use from one event loop."""
+    """A loaded OpenAPI document (the Beacon API's, or the Keymanager API's when ``api``
+    says so); thread-safe to use from one event loop."""
 
-    def __init__(self, spec_dir: Path, openapi: OpenAPI, load_seconds: float) -> None:
+    def __init__(
+        self, spec_dir: Path, openapi: OpenAPI, load_seconds: float, api: str = BEACON_API
+    ) -> None:
         self.spec_dir = spec_dir
         self.load_seconds = load_seconds
+        self.api = api
         self._openapi = openapi
         # openapi-core resolves $refs lazily through shared caches; keep calls serial.
         self._lock = threading.Lock()
@@ -142,7 +163,7 @@ class BeaconApiSpec:
         """Readable reasons why ``request`` does not conform; empty when it does."""
         with self._lock, _quiet_spec_warnings():
             errors = list(self._openapi.iter_request_errors(_SpecRequest(request)))
-        return [line for error in errors for line in _describe(error, "request")]
+        return [line for error in errors for line in _describe(error, "request", self.api)]
 
     def check_response(self, request: HttpRequestParts, response: HttpResponseParts) -> list[str]:
         """Readable reasons why ``response`` (to ``request``) does not conform."""
@@ -158,7 +179,7 @@ class BeaconApiSpec:
                 errors = list(self._headers_validator().iter_errors(spec_request, spec_response))
             else:
                 errors = list(self._openapi.iter_response_errors(spec_request, spec_response))
-        return [line for error in errors for line in _describe(error, "response")]
+        return [line for error in errors for line in _describe(error, "response", self.api)]
 
     def _headers_validator(self) -> Any:
         if self._stream_validator is None:
@@ -171,13 +192,15 @@ class BeaconApiSpec:
         """Raise :class:`SpecViolation` unless ``request`` conforms."""
         errors = self.check_request(request)
         if errors:
-            raise SpecViolation(f"request {request.describe()}", errors)
+            raise SpecViolation(f"request {request.describe()}", errors, self.api)
 
     def require_response(self, request: HttpRequestParts, response: HttpResponseParts) -> None:
         """Raise :class:`SpecViolation` unless ``response`` conforms."""
         errors = self.check_response(request, response)
         if errors:
-            raise SpecViolation(f"response {response.status} to {request.describe()}", errors)
+            raise SpecViolation(
+                f"response {response.status} to {request.describe()}", errors, self.api
+            )
 
 
 @contextlib.contextmanager
@@ -200,29 +223,46 @@ def load_beacon_api_spec(spec_dir: Path | str | None = None) -> BeaconApiSpec:
     """
     directory = Path(spec_dir) if spec_dir is not None else default_spec_dir()
     with _load_lock:
-        return _load_cached(directory.resolve())
+        return _load_cached(
+            directory.resolve(),
+            SPEC_FILE,
+            BEACON_API,
+            f"put ethereum/beacon-APIs v4.0.0 in ../shared/vectors/beacon-api or set "
+            f"{SPEC_DIR_ENV}",
+        )
+
+
+def load_keymanager_api_spec(spec_dir: Path | str | None = None) -> BeaconApiSpec:
+    """Load (once per process and directory) the Keymanager API spec from ``spec_dir``
+    (default :func:`default_keymanager_spec_dir`)."""
+    directory = Path(spec_dir) if spec_dir is not None else default_keymanager_spec_dir()
+    with _load_lock:
+        return _load_cached(
+            directory.resolve(),
+            KEYMANAGER_SPEC_FILE,
+            KEYMANAGER_API,
+            f"put ethereum/keymanager-APIs v1.1.0 in ../shared/vectors/keymanager-api or set "
+            f"{KEYMANAGER_SPEC_DIR_ENV}",
+        )
 
 
 @functools.cache
-def _load_cached(directory: Path) -> BeaconApiSpec:
-    entry = directory / SPEC_FILE
+def _load_cached(directory: Path, spec_file: str, api: str, where_to_get: str) -> BeaconApiSpec:
+    entry = directory / spec_file
     if not entry.is_file():
-        raise SpecLoadError(
-            f"Beacon API spec not found at {entry}; put ethereum/beacon-APIs v4.0.0 in "
-            f"../shared/vectors/beacon-api or set {SPEC_DIR_ENV}"
-        )
+        raise SpecLoadError(f"{api} spec not found at {entry}; {where_to_get}")
     started = time.perf_counter()
     try:
         from openapi_core import OpenAPI
     except ImportError as exc:  # pragma: no cover - depends on installed extras
         raise SpecLoadError(
-            "strict Beacon API checks need openapi-core (install the 'test' extra)"
+            f"strict {api} checks need openapi-core (install the 'test' extra)"
         ) from exc
     try:
         openapi = OpenAPI(_schema_path(entry))
     except Exception as exc:
-        raise SpecLoadError(f"cannot load the Beacon API spec at {entry}: {exc}") from exc
-    return BeaconApiSpec(directory, openapi, time.perf_counter() - started)
+        raise SpecLoadError(f"cannot load the {api} spec at {entry}: {exc}") from exc
+    return BeaconApiSpec(directory, openapi, time.perf_counter() - started, api)
 
 
 def _schema_path(entry: Path) -> SchemaPath:
@@ -299,7 +339,7 @@ def _schema_error_lines(where: str, schema_error: Any) -> list[str]:
     return [f"{where} {path}: {message}"]
 
 
-def _describe(error: BaseException, side: str) -> list[str]:
+def _describe(error: BaseException, side: str, api: str = BEACON_API) -> list[str]:
     """Turn an openapi-core error (and its causes) into readable lines."""
     from openapi_core.templating.paths.exceptions import PathError
     from openapi_core.templating.responses.exceptions import ResponseNotFound
@@ -321,7 +361,7 @@ def _describe(error: BaseException, side: str) -> list[str]:
     elif isinstance(error, DataValidationError):
         where = "response body"
     elif isinstance(error, PathError):
-        return [f"{side}: {error} (not an operation of the Beacon API)"]
+        return [f"{side}: {error} (not an operation of the {api})"]
     elif isinstance(error, ResponseNotFound):
         return [f"response status {error.http_status} is not documented for this operation"]
     else:

@@ -1,0 +1,86 @@
+"""What the Keymanager API needs from the running validator, in one object.
+
+`KeymanagerContext` names the parts: the key store, the open
+slashing-protection record, the signer, the chain and a way to find a
+validator's index. The record and the signer are described by protocols, so
+the API depends only on the calls it makes (`slashing_protection.SlashingProtection`
+and `validator.signer.Signer` satisfy them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from keymanager.store import ValidatorStore
+from validator.spec import ChainSpec
+
+# The execution gas limit proposed when neither the key's setting nor the
+# command line names one (the value most of mainnet signals today).
+DEFAULT_GAS_LIMIT = 36_000_000
+
+
+class KeymanagerRecord(Protocol):
+    """The calls the API makes on the slashing-protection record (they block: run in threads)."""
+
+    def import_interchange(self, data: bytes) -> frozenset[bytes]: ...
+
+    def export_interchange(self, pubkeys: Iterable[bytes] | None = None) -> bytes: ...
+
+    def register(self, pubkeys: Iterable[bytes]) -> None: ...
+
+    def contains(self, pubkey: bytes) -> bool: ...
+
+
+class KeymanagerSigner(Protocol):
+    """The calls the API makes on the signer (coroutines on the server's event loop)."""
+
+    async def add_keys(self, keys: Mapping[bytes, int]) -> None: ...
+
+    async def remove_keys(self, pubkeys: Iterable[bytes]) -> list[bytes]:
+        """Returns once no signature with these keys can appear any more."""
+        ...
+
+    def has_key(self, pubkey: bytes) -> bool: ...
+
+    async def sign_voluntary_exit(self, pubkey: bytes, voluntary_exit: Any) -> Any:
+        """A `SignedVoluntaryExit` for the `VoluntaryExit` view."""
+        ...
+
+
+ValidatorIndexResolver = Callable[[bytes], Awaitable[int | None]]
+"""pubkey -> the validator's index on the chain, or None when the chain does not know it."""
+
+
+@dataclass(frozen=True)
+class KeymanagerContext:
+    """Everything the Keymanager API serves from (see the module docstring).
+
+    The defaults are what GET answers for a key without its own setting:
+    `default_fee_recipient` (20 bytes; None: the validator has no
+    `--suggested-fee-recipient`, and GET feerecipient answers 404 for such a key),
+    `default_gas_limit`, `default_graffiti`.
+    """
+
+    store: ValidatorStore
+    record: KeymanagerRecord
+    signer: KeymanagerSigner
+    chain: ChainSpec
+    resolve_validator_index: ValidatorIndexResolver
+    default_fee_recipient: bytes | None = None
+    default_gas_limit: int = DEFAULT_GAS_LIMIT
+    default_graffiti: str = ""
+
+
+def beacon_index_resolver(client: Any) -> ValidatorIndexResolver:
+    """A resolver asking a `validator.beacon.BeaconNodeClient` (`get_validators` at head)."""
+
+    async def resolve(pubkey: bytes) -> int | None:
+        found = await client.get_validators([pubkey])
+        for validator in found:
+            if validator.pubkey == pubkey:
+                return int(validator.index)
+        return None
+
+    return resolve
