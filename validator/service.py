@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from keymanager.api import DEFAULT_HOST as KEYMANAGER_DEFAULT_HOST
+from keymanager.api import DEFAULT_PORT as KEYMANAGER_DEFAULT_PORT
 from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection, SlashingProtectionError
@@ -49,8 +51,8 @@ log = logging.getLogger("validator.service")
 #: Request timeouts are sized to the slot, but never below those of a 4-second slot:
 #: sub-second devnet slots would otherwise leave a loaded machine no time to answer.
 MIN_TIMEOUT_SLOT_SECONDS = 4.0
-DEFAULT_KEYMANAGER_ADDRESS = "127.0.0.1"
-DEFAULT_KEYMANAGER_PORT = 5062
+DEFAULT_KEYMANAGER_ADDRESS = KEYMANAGER_DEFAULT_HOST
+DEFAULT_KEYMANAGER_PORT = KEYMANAGER_DEFAULT_PORT
 
 
 class StartupError(Exception):
