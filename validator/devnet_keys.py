@@ -13,7 +13,6 @@ from pathlib import Path
 
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from keymanager.store import PreparedImport, ValidatorStore
-
 from validator.interop import interop_keypair
 
 DEVNET_PASSWORD = "unslashable-devnet-insecure"
