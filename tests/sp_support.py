@@ -22,9 +22,7 @@ def record_bytes(directory: Path) -> bytes:
     return (directory / RECORD_FILE).read_bytes()
 
 
-def interchange(
-    entries: list[dict[str, object]], root: bytes = ROOT, version: str = "5"
-) -> bytes:
+def interchange(entries: list[dict[str, object]], root: bytes = ROOT, version: str = "5") -> bytes:
     document = {
         "metadata": {
             "interchange_format_version": version,

@@ -119,8 +119,14 @@ def test_export_writes_a_minimal_interchange_and_never_overwrites(
 
     subset = tmp_path / "subset.json"
     result = run(
-        "export", subset, "--validators-dir", validators,
-        "--pubkey", "0x" + B.hex(), "--pubkey", "0x" + C.hex(),
+        "export",
+        subset,
+        "--validators-dir",
+        validators,
+        "--pubkey",
+        "0x" + B.hex(),
+        "--pubkey",
+        "0x" + C.hex(),
     )
     assert result.returncode == 0, result.stderr
     assert [item["pubkey"] for item in json.loads(subset.read_bytes())["data"]] == ["0x" + B.hex()]

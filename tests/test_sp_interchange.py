@@ -39,9 +39,7 @@ def _fast(document: bytes) -> ParsedInterchange | None:
 
 # ----------------------------------------------------------------------------- strict errors
 
-GOOD = json.loads(
-    interchange([entry(A, slots=(1,), attestations=((0, 1),))]).decode()
-)
+GOOD = json.loads(interchange([entry(A, slots=(1,), attestations=((0, 1),))]).decode())
 
 
 def _with(path: str, value: Any) -> bytes:
@@ -164,8 +162,9 @@ def _value() -> st.SearchStrategy[Any]:
     )
     return st.recursive(
         scalars,
-        lambda inner: st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+        ),
         max_leaves=6,
     )
 
@@ -215,9 +214,7 @@ def _documents(draw: st.DrawFn, valid_only: bool) -> bytes:
     return json.dumps(dict(top), indent=indent, ensure_ascii=draw(st.booleans())).encode()
 
 
-_FUZZ = settings(
-    deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow]
-)
+_FUZZ = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_FUZZ
@@ -245,8 +242,25 @@ def test_fast_parser_never_accepts_what_the_exact_parser_refuses(document: bytes
         assert exact is None
 
 
-_MUTATION_TOKENS = [b"", b"{", b"}", b"[", b"]", b",", b":", b'"', b"\\", b"0", b"-", b" ",
-                    b"\xff", b"null", b'"slot":"1",', b'"pubkey":', b"1e999"]
+_MUTATION_TOKENS = [
+    b"",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b":",
+    b'"',
+    b"\\",
+    b"0",
+    b"-",
+    b" ",
+    b"\xff",
+    b"null",
+    b'"slot":"1",',
+    b'"pubkey":',
+    b"1e999",
+]
 
 
 @_FUZZ

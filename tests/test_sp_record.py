@@ -484,9 +484,7 @@ def test_import_of_another_chain_changes_nothing(
 
 def test_import_is_all_or_nothing(record: SlashingProtection, tmp_path: Path) -> None:
     before = record_bytes(tmp_path)
-    document = interchange([entry(A, slots=(5,)), entry(C, slots=(6,))]).replace(
-        b'"6"', b'"-6"'
-    )
+    document = interchange([entry(A, slots=(5,)), entry(C, slots=(6,))]).replace(b'"6"', b'"-6"')
     with pytest.raises(InterchangeFormatError, match=r"data\[1\]\.signed_blocks\[0\]\.slot"):
         record.import_interchange(document)
     assert record_bytes(tmp_path) == before

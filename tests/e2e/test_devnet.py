@@ -1,0 +1,80 @@
+"""``validator devnet`` end to end: the client against the simulated chain, in every fault mode.
+
+Each run is a real chain process (verifying every signature, with its slasher)
+and the same client code as ``validator run``, over HTTP. Runs are small
+(16 validators, half-second slots, 4-slot epochs) to keep the suite fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.e2e.conftest import SLOTS_PER_EPOCH, devnet_options
+from validator.devnet_command import SUMMARY_KEYS, run_devnet
+
+pytestmark = pytest.mark.slow
+
+
+def run(directory: Path, **changes: Any) -> tuple[int, dict[str, Any]]:
+    options = devnet_options(directory, **changes)
+    code = run_devnet(options)
+    assert options.summary is not None
+    return code, orjson.loads(options.summary.read_bytes())
+
+
+def test_every_duty_is_done_and_a_second_run_continues_the_same_chain(tmp_path: Path) -> None:
+    directory = tmp_path / "validators"
+    code, first = run(directory, slots=12)
+    assert code == 0
+    assert set(SUMMARY_KEYS) <= set(first)
+    assert first["invalid_signatures"] == 0
+    assert first["slashable_messages"] == 0
+    assert first["client_refusals"] == 0
+    assert first["missed_duties"] == 0, first["missed_duties_detail"]
+    # Every slot has a proposer among the 16 keys, every key attests once per epoch.
+    assert first["blocks_proposed"] >= 10
+    assert first["attestations_received"] >= 2 * 16
+    assert first["aggregates_received"] > 0
+    assert first["sync_messages_received"] >= 10 * 16
+    assert first["contributions_received"] > 0
+
+    code, second = run(directory, slots=6)
+    assert code == 0
+    assert second["runs"] == 2
+    assert second["genesis_validators_root"] == first["genesis_validators_root"]
+    assert second["head_slot"] > first["head_slot"]
+    assert second["slashable_messages"] == 0
+    assert second["invalid_signatures"] == 0
+    assert second["client_refusals"] == 0
+
+
+# Slots each fault needs to show itself with 4-slot epochs (see validator/devnet/faults.py).
+FAULT_SLOTS = {
+    "double-vote": 4 * SLOTS_PER_EPOCH,
+    "surround-vote": 4 * SLOTS_PER_EPOCH,
+    "far-future": 2 * SLOTS_PER_EPOCH,
+    "conflicting-block": 2 * SLOTS_PER_EPOCH,
+    "unavailable": 2 * SLOTS_PER_EPOCH + 2,
+    "reorg": 3 * SLOTS_PER_EPOCH,
+}
+REFUSING_FAULTS = {"double-vote", "surround-vote", "far-future", "conflicting-block"}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULT_SLOTS))
+def test_a_misbehaving_chain_never_gets_a_slashable_message(tmp_path: Path, fault: str) -> None:
+    code, summary = run(tmp_path / "validators", slots=FAULT_SLOTS[fault], fault=fault)
+    assert code == 0
+    assert summary["fault"] == fault
+    assert summary["fault_events"], "the fault never fired"
+    assert summary["slashable_messages"] == 0
+    assert summary["invalid_signatures"] == 0
+    if fault in REFUSING_FAULTS:
+        # The traps were offered and the client refused them (and counted it).
+        assert summary["client_refusals"] > 0
+    # Duties go on around the trap.
+    assert summary["attestations_received"] > 0
+    assert summary["blocks_proposed"] > 0

@@ -1,0 +1,307 @@
+"""The ``validator`` command: ``run``, ``devnet`` and ``slashing-protection``.
+
+Errors that stop the process print one line starting with ``error:`` on stderr
+and exit with status 1; SIGINT and SIGTERM stop ``run`` cleanly with status 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from slashing_protection import SlashingProtectionError
+from slashing_protection.cli import app as slashing_protection_app
+from validator.key_settings import parse_fee_recipient
+from validator.logs import LogFormat, configure_logging
+from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
+from validator.service import (
+    DEFAULT_KEYMANAGER_ADDRESS,
+    DEFAULT_KEYMANAGER_PORT,
+    RunOptions,
+    StartupError,
+    ValidatorService,
+)
+
+log = logging.getLogger("validator.cli")
+
+DEFAULT_DEVNET_DIR = Path("devnet-validators")
+
+app = typer.Typer(
+    name="validator",
+    help="An Ethereum validator client that cannot be slashed: every block and attestation "
+    "is durably recorded (EIP-3076) before it is signed.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(slashing_protection_app, name="slashing-protection")
+
+# -- options shared by run and devnet ------------------------------------------------
+
+KeymanagerFlag = Annotated[
+    bool,
+    typer.Option(
+        "--keymanager",
+        help="Serve the standard Keymanager API in this process (bearer token from "
+        "<validators-dir>/api-token.txt or --keymanager-token-file).",
+    ),
+]
+KeymanagerAddress = Annotated[
+    str, typer.Option("--keymanager-address", help="Address the Keymanager API listens on.")
+]
+KeymanagerPort = Annotated[
+    int, typer.Option("--keymanager-port", help="Port of the Keymanager API.", min=0, max=65535)
+]
+KeymanagerTokenFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--keymanager-token-file",
+        help="File holding the Keymanager API bearer token (created with mode 0600 when absent). "
+        "Default: <validators-dir>/api-token.txt.",
+        show_default=False,
+    ),
+]
+MetricsFlag = Annotated[
+    bool, typer.Option("--metrics", help="Serve Prometheus metrics on /metrics in this process.")
+]
+MetricsAddress = Annotated[
+    str, typer.Option("--metrics-address", help="Address the metrics server listens on.")
+]
+MetricsPort = Annotated[
+    int, typer.Option("--metrics-port", help="Port of the metrics server.", min=0, max=65535)
+]
+LogFormatOption = Annotated[
+    LogFormat,
+    typer.Option(
+        "--log-format", help="text for people, json for machines (one JSON object per line)."
+    ),
+]
+LogLevelOption = Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo("error: " + " ".join(message.split()), err=True)
+    return typer.Exit(1)
+
+
+def _log_level(text: str) -> int:
+    level = logging.getLevelName(text.upper())
+    if not isinstance(level, int):
+        raise _fail(f"unknown --log-level {text!r}; use debug, info, warning or error")
+    return level
+
+
+def run_until_signalled(service: ValidatorService) -> None:
+    """Run the service on a new event loop; SIGINT/SIGTERM ask it to stop.
+
+    Exits 0 after a stop asked by a signal, 1 with one line on stderr when the
+    service could not start.
+    """
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def on_signal(number: signal.Signals) -> None:
+            if not stop.is_set():
+                log.info("%s received: stopping", number.name)
+            stop.set()
+
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(number, on_signal, number)
+        await service.run(stop)
+
+    try:
+        asyncio.run(main())
+    except (StartupError, SlashingProtectionError) as error:
+        raise _fail(str(error)) from None
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename else ""
+        raise _fail(f"{error.strerror or error}{where}") from None
+
+
+@app.command("run")
+def run_command(
+    beacon_node_url: Annotated[
+        list[str],
+        typer.Option(
+            "--beacon-node-url",
+            help="Beacon node REST API URL; repeat for fallbacks, in order of preference. "
+            "Requests fail over; signed messages go to every reachable node.",
+            show_default=False,
+        ),
+    ],
+    validators_dir: Annotated[
+        Path,
+        typer.Option(
+            "--validators-dir",
+            help="Directory with keystores/, secrets/ and the slashing-protection record.",
+            show_default=False,
+        ),
+    ],
+    init_slashing_protection: Annotated[
+        bool,
+        typer.Option(
+            "--init-slashing-protection",
+            help="Register keys that have no slashing-protection record as never having "
+            "signed (creating the record if needed). Only for keys that have never signed "
+            "anywhere; an existing record is never lowered.",
+        ),
+    ] = False,
+    keymanager: KeymanagerFlag = False,
+    keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
+    keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
+    keymanager_token_file: KeymanagerTokenFile = None,
+    metrics: MetricsFlag = False,
+    metrics_address: MetricsAddress = DEFAULT_METRICS_ADDRESS,
+    metrics_port: MetricsPort = DEFAULT_METRICS_PORT,
+    suggested_fee_recipient: Annotated[
+        str | None,
+        typer.Option(
+            "--suggested-fee-recipient",
+            help="Execution address (0x + 40 hex) for keys without their own fee recipient.",
+            show_default=False,
+        ),
+    ] = None,
+    graffiti: Annotated[
+        str | None,
+        typer.Option(
+            "--graffiti",
+            help="Graffiti (at most 32 bytes of UTF-8) for keys without their own.",
+            show_default=False,
+        ),
+    ] = None,
+    log_format: LogFormatOption = LogFormat.TEXT,
+    log_level: LogLevelOption = "info",
+) -> None:
+    """Run validators against beacon node(s) over the standard Beacon API."""
+    configure_logging(log_format, level=_log_level(log_level))
+    options = RunOptions(
+        beacon_node_urls=beacon_node_url,
+        validators_dir=validators_dir,
+        init_slashing_protection=init_slashing_protection,
+        keymanager=keymanager,
+        keymanager_address=keymanager_address,
+        keymanager_port=keymanager_port,
+        keymanager_token_file=keymanager_token_file,
+        metrics=metrics,
+        metrics_address=metrics_address,
+        metrics_port=metrics_port,
+        suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
+        graffiti=_graffiti(graffiti),
+    )
+    try:
+        service = ValidatorService(options)
+    except StartupError as error:
+        raise _fail(str(error)) from None
+    run_until_signalled(service)
+
+
+def _fee_recipient(text: str | None) -> bytes | None:
+    if text is None:
+        return None
+    try:
+        return parse_fee_recipient(text)
+    except ValueError as error:
+        raise _fail(f"--suggested-fee-recipient: {error}") from None
+
+
+def _graffiti(text: str | None) -> str | None:
+    if text is not None and len(text.encode("utf-8")) > 32:
+        raise _fail(f"--graffiti is {len(text.encode('utf-8'))} bytes in UTF-8; at most 32 fit")
+    return text
+
+
+@app.command("devnet")
+def devnet_command(
+    validators: Annotated[
+        int, typer.Option("--validators", help="Validators on the chain.", min=1)
+    ] = 64,
+    slots: Annotated[
+        int, typer.Option("--slots", help="Slots to run; 0 runs until interrupted.", min=0)
+    ] = 32,
+    seconds_per_slot: Annotated[
+        float, typer.Option("--seconds-per-slot", help="Slot duration (may be below 1).", min=0.05)
+    ] = 2.0,
+    slots_per_epoch: Annotated[
+        int, typer.Option("--slots-per-epoch", help="Slots per epoch of a new chain.", min=1)
+    ] = 8,
+    validators_dir: Annotated[
+        Path,
+        typer.Option(
+            "--validators-dir",
+            help="Validators directory (keystores, record), by default devnet-validators in "
+            "the current directory; the chain's state lives in its devnet/ subdirectory, so a "
+            "second run continues the same chain.",
+        ),
+    ] = DEFAULT_DEVNET_DIR,
+    beacon_port: Annotated[
+        int,
+        typer.Option(
+            "--beacon-port", help="Port of the simulated beacon node (0: a free one).", min=0
+        ),
+    ] = 0,
+    fault: Annotated[
+        str | None,
+        typer.Option(
+            "--fault",
+            help="Make the chain misbehave: double-vote, surround-vote, far-future, "
+            "conflicting-block, unavailable, reorg.",
+            show_default=False,
+        ),
+    ] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary", help="Also write the summary as JSON to this file.", show_default=False
+        ),
+    ] = None,
+    keymanager: KeymanagerFlag = False,
+    keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
+    keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
+    keymanager_token_file: KeymanagerTokenFile = None,
+    metrics: MetricsFlag = False,
+    metrics_address: MetricsAddress = DEFAULT_METRICS_ADDRESS,
+    metrics_port: MetricsPort = DEFAULT_METRICS_PORT,
+    log_format: LogFormatOption = LogFormat.TEXT,
+    log_level: LogLevelOption = "warning",
+) -> None:
+    """Run the client against a local simulated beacon chain (keys are public: devnet only)."""
+    from validator.devnet_command import DevnetOptions, run_devnet
+
+    options = DevnetOptions(
+        validators=validators,
+        slots=slots,
+        seconds_per_slot=seconds_per_slot,
+        slots_per_epoch=slots_per_epoch,
+        validators_dir=validators_dir,
+        beacon_port=beacon_port,
+        fault=fault,
+        summary=summary,
+        keymanager=keymanager,
+        keymanager_address=keymanager_address,
+        keymanager_port=keymanager_port,
+        keymanager_token_file=keymanager_token_file,
+        metrics=metrics,
+        metrics_address=metrics_address,
+        metrics_port=metrics_port,
+        log_format=log_format,
+        log_level=_log_level(log_level),
+    )
+    try:
+        code = run_devnet(options)
+    except (StartupError, SlashingProtectionError, ValueError) as error:
+        raise _fail(str(error)) from None
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename else ""
+        raise _fail(f"{error.strerror or error}{where}") from None
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,71 @@
+"""The ``--metrics`` endpoint: Prometheus text on ``/metrics``, served in-process by aiohttp.
+
+It exposes the default prometheus-client registry, where every part of the
+client registers its ``validator_*`` metrics (Beacon API requests, the signer,
+the slashing-protection record, duties); docs/metrics.md lists them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+
+log = logging.getLogger("validator.metrics")
+
+DEFAULT_METRICS_ADDRESS = "127.0.0.1"
+DEFAULT_METRICS_PORT = 5064
+
+
+class MetricsServer:
+    """``await start()`` binds and returns the port (0 picks a free one); ``await stop()``."""
+
+    def __init__(
+        self,
+        address: str = DEFAULT_METRICS_ADDRESS,
+        port: int = DEFAULT_METRICS_PORT,
+        *,
+        registry: CollectorRegistry = REGISTRY,
+    ) -> None:
+        self.address = address
+        self.port = port
+        self._registry = registry
+        self._runner: web.AppRunner | None = None
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        return app
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        # Rendering walks every metric; off the loop so a large registry never delays a duty.
+        body = await asyncio.to_thread(generate_latest, self._registry)
+        response = web.Response(body=body)
+        response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+        return response
+
+    async def start(self) -> int:
+        runner = web.AppRunner(self.app(), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self.address, self.port)
+        try:
+            await site.start()
+        except OSError as error:
+            await runner.cleanup()
+            raise OSError(
+                f"cannot serve metrics on {self.address}:{self.port}: {error.strerror or error}"
+            ) from None
+        self._runner = runner
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        log.info("metrics on http://%s:%d/metrics", self.address, self.port)
+        return self.port
+
+    async def stop(self) -> None:
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()

@@ -1,0 +1,312 @@
+"""``validator run``: start-up, the duty loop, and an orderly stop.
+
+Start-up, in this order, each step stopping the process with one readable line
+when it cannot be done:
+
+1. the metrics server (``--metrics``), so a stuck start-up can be watched;
+2. wait for a beacon node that answers and is synced;
+3. read the chain (genesis, spec, fork schedule) into a ``ChainSpec``;
+4. open the slashing-protection record for the chain's genesis_validators_root,
+   taking the directory's lock; with ``--init-slashing-protection`` the
+   directory's keys are registered as never having signed (an existing entry is
+   never lowered); without it there must be a record already;
+5. decrypt the keystores (every core, progress on a terminal) and hand the keys
+   to the signer; a key the record does not know is refused by the signer at
+   every message and named in a warning here;
+6. the Keymanager API (``--keymanager``);
+7. the duty loop, until SIGINT/SIGTERM.
+
+Stopping: the loop takes no new duty, running duties get a short grace period
+(a record write in progress always completes), then the servers, the beacon
+node connection and finally the record's lock are released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from keymanager.api import DEFAULT_HOST as KEYMANAGER_DEFAULT_HOST
+from keymanager.api import DEFAULT_PORT as KEYMANAGER_DEFAULT_PORT
+from keymanager.errors import StoreError
+from keymanager.store import ValidatorStore
+from slashing_protection import SlashingProtection, SlashingProtectionError
+from validator.beacon import BeaconNodeClient, BeaconNodeError, RequestTimeouts
+from validator.duties import DutyTracker
+from validator.duty_context import DutyContext
+from validator.encoding import to_hex
+from validator.key_settings import KeyOverrides, ProposerSettings
+from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
+from validator.scheduler import DutyScheduler
+from validator.signer import Signer
+from validator.slot_clock import SlotClock
+from validator.spec import ChainSpec, ChainSpecError
+
+log = logging.getLogger("validator.service")
+
+#: Request timeouts are sized to the slot, but never below those of a 4-second slot:
+#: sub-second devnet slots would otherwise leave a loaded machine no time to answer.
+MIN_TIMEOUT_SLOT_SECONDS = 4.0
+DEFAULT_KEYMANAGER_ADDRESS = KEYMANAGER_DEFAULT_HOST
+DEFAULT_KEYMANAGER_PORT = KEYMANAGER_DEFAULT_PORT
+
+
+class StartupError(Exception):
+    """The validator cannot start; the message is one line an operator can act on."""
+
+
+@dataclass
+class RunOptions:
+    """Everything ``validator run`` takes (flags in docs/cli.md)."""
+
+    beacon_node_urls: Sequence[str]
+    validators_dir: Path
+    init_slashing_protection: bool = False
+    keymanager: bool = False
+    keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
+    keymanager_port: int = DEFAULT_KEYMANAGER_PORT
+    keymanager_token_file: Path | None = None
+    metrics: bool = False
+    metrics_address: str = DEFAULT_METRICS_ADDRESS
+    metrics_port: int = DEFAULT_METRICS_PORT
+    suggested_fee_recipient: bytes | None = None
+    graffiti: str | None = None
+    #: Client middlewares (strict OpenAPI checks in tests and the devnet's strict mode).
+    middlewares: Sequence[Any] = ()
+    #: Progress bar while decrypting keystores: None shows it on a terminal only.
+    progress: bool | None = None
+    #: Processes decrypting keystores (None: every usable core).
+    decrypt_processes: int | None = None
+    #: Stop on its own after this slot's duties (the devnet's --slots).
+    last_slot: int | None = None
+    #: Seconds running duties may take to finish once a stop is asked for.
+    stop_grace: float = 2.0
+    #: Called at the start of every slot (the devnet's progress display).
+    on_slot: Callable[[int], None] | None = None
+    health_check_interval: float = 6.0
+
+
+def _genesis_json(genesis: Any) -> dict[str, Any]:
+    return {
+        "data": {
+            "genesis_time": str(genesis.genesis_time),
+            "genesis_validators_root": to_hex(genesis.genesis_validators_root),
+            "genesis_fork_version": to_hex(genesis.genesis_fork_version),
+        }
+    }
+
+
+def _fork_schedule_json(forks: Sequence[Any]) -> dict[str, Any]:
+    return {
+        "data": [
+            {
+                "previous_version": to_hex(fork.previous_version),
+                "current_version": to_hex(fork.current_version),
+                "epoch": str(fork.epoch),
+            }
+            for fork in forks
+        ]
+    }
+
+
+async def read_chain(client: BeaconNodeClient) -> ChainSpec:
+    """The chain the beacon node follows, from its genesis, spec and fork schedule."""
+    try:
+        genesis, spec, forks = await asyncio.gather(
+            client.get_genesis(), client.get_spec(), client.get_fork_schedule()
+        )
+    except BeaconNodeError as error:
+        raise StartupError(f"cannot read the chain's configuration: {error}") from None
+    try:
+        return ChainSpec.from_responses(
+            _genesis_json(genesis), {"data": spec}, _fork_schedule_json(forks)
+        )
+    except ChainSpecError as error:
+        raise StartupError(f"the beacon node's chain cannot be used: {error}") from None
+
+
+class ValidatorService:
+    """One run of the validator client (``await run(stop)``)."""
+
+    def __init__(self, options: RunOptions) -> None:
+        if not options.beacon_node_urls:
+            raise StartupError("give at least one --beacon-node-url")
+        self.options = options
+        self.chain: ChainSpec | None = None
+        self.record: SlashingProtection | None = None
+        self.signer: Signer | None = None
+        self.store = ValidatorStore(options.validators_dir)
+        self.client: BeaconNodeClient | None = None
+        self.scheduler: DutyScheduler | None = None
+        self.metrics_server: MetricsServer | None = None
+        self.keymanager_server: Any = None
+        self.unregistered: list[bytes] = []
+
+    # -- start-up steps ------------------------------------------------------------
+
+    async def _wait_for_node(self, client: BeaconNodeClient, stop: asyncio.Event) -> bool:
+        waiting = asyncio.create_task(client.wait_for_synced_node())
+        stopping = asyncio.create_task(stop.wait())
+        warned_at = 0.0
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            while True:
+                done, _ = await asyncio.wait(
+                    {waiting, stopping}, timeout=5.0, return_when=asyncio.FIRST_COMPLETED
+                )
+                if waiting in done:
+                    node = waiting.result()
+                    log.info("beacon node %s is synced", node.name)
+                    return True
+                if stopping in done:
+                    return False
+                if loop.time() - warned_at >= 30.0:
+                    warned_at = loop.time()
+                    states = ", ".join(
+                        f"{node.name}: {node.health.value}"
+                        + (f" ({node.last_error})" if node.last_error else "")
+                        for node in client.nodes
+                    )
+                    log.warning(
+                        "waiting %.0f s for a synced beacon node: %s", loop.time() - started, states
+                    )
+        finally:
+            for task in (waiting, stopping):
+                task.cancel()
+            await asyncio.gather(waiting, stopping, return_exceptions=True)
+
+    def _open_record(self, chain: ChainSpec, pubkeys: Sequence[bytes]) -> SlashingProtection:
+        options = self.options
+        register = list(pubkeys) if options.init_slashing_protection else []
+        try:
+            record = SlashingProtection.open(
+                options.validators_dir,
+                chain.genesis_validators_root,
+                register=register,
+                create=options.init_slashing_protection,
+            )
+        except SlashingProtectionError as error:
+            raise StartupError(str(error)) from None
+        return record
+
+    def _overrides(self, pubkey: bytes) -> KeyOverrides:
+        settings = self.store.settings(pubkey)
+        return KeyOverrides(fee_recipient=settings.fee_recipient, graffiti=settings.graffiti)
+
+    async def _load_keys(self) -> dict[bytes, int]:
+        try:
+            return await asyncio.to_thread(
+                self.store.load_all,
+                processes=self.options.decrypt_processes,
+                progress=self.options.progress,
+            )
+        except StoreError as error:
+            raise StartupError(f"cannot load the keystores: {error}") from None
+
+    async def _start_keymanager(self) -> None:
+        from validator.keymanager_server import start_keymanager
+
+        assert self.signer is not None and self.record is not None
+        self.keymanager_server = await start_keymanager(self)
+
+    # -- run ---------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Start, perform duties until ``stop`` is set (or the last slot), then stop cleanly."""
+        options = self.options
+        if not options.validators_dir.is_dir():
+            raise StartupError(f"the validators directory {options.validators_dir} does not exist")
+        try:
+            if options.metrics:
+                self.metrics_server = MetricsServer(options.metrics_address, options.metrics_port)
+                try:
+                    await self.metrics_server.start()
+                except OSError as error:
+                    raise StartupError(str(error)) from None
+            client = BeaconNodeClient(
+                options.beacon_node_urls,
+                middlewares=list(options.middlewares),
+                health_check_interval=options.health_check_interval,
+            )
+            self.client = client
+            await client.start()
+            if not await self._wait_for_node(client, stop):
+                return
+            chain = await read_chain(client)
+            self.chain = chain
+            client.timeouts = RequestTimeouts.for_slot(
+                max(chain.seconds_per_slot, MIN_TIMEOUT_SLOT_SECONDS)
+            )
+            try:
+                local_pubkeys = await asyncio.to_thread(self.store.local_pubkeys)
+            except StoreError as error:
+                raise StartupError(f"cannot list the keystores: {error}") from None
+            self.record = await asyncio.to_thread(self._open_record, chain, local_pubkeys)
+            log.info(
+                "slashing-protection record of chain 0x%s opened (%d key(s) in it)",
+                chain.genesis_validators_root.hex(),
+                len(self.record.pubkeys()),
+            )
+            if stop.is_set():
+                return
+            keys = await self._load_keys()
+            self.signer = Signer(chain, self.record)
+            await self.signer.add_keys(keys)
+            self.unregistered = [pk for pk in sorted(keys) if not self.record.contains(pk)]
+            if self.unregistered:
+                shown = ", ".join("0x" + pk.hex() for pk in self.unregistered[:3])
+                more = len(self.unregistered) - 3
+                log.warning(
+                    "%d key(s) have no slashing-protection record: %s%s; their blocks and "
+                    "attestations will be refused (import their history, or start once with "
+                    "--init-slashing-protection if they never signed)",
+                    len(self.unregistered),
+                    shown,
+                    f" and {more} more" if more > 0 else "",
+                )
+            log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
+            if options.keymanager:
+                await self._start_keymanager()
+            if stop.is_set():
+                return
+            clock = SlotClock(chain)
+            signer = self.signer
+            tracker = DutyTracker(client, chain, signer.pubkeys)
+            settings = ProposerSettings(
+                default_fee_recipient=options.suggested_fee_recipient,
+                default_graffiti=options.graffiti,
+                overrides=self._overrides,
+            )
+            await tracker.resolve_indices()
+            log.info(
+                "%d validator(s) known to the chain, %d key(s) not (yet)",
+                len(tracker.indices),
+                len(tracker.unresolved),
+            )
+            context = DutyContext(client, signer, chain, clock, tracker, settings)
+            self.scheduler = DutyScheduler(context, on_slot=options.on_slot)
+            try:
+                await self.scheduler.run(stop, last_slot=options.last_slot)
+            finally:
+                log.info("stopping: finishing the duties in flight")
+                await self.scheduler.drain(options.stop_grace)
+        finally:
+            await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        if self.keymanager_server is not None:
+            await self.keymanager_server.stop()
+            self.keymanager_server = None
+        if self.client is not None:
+            await self.client.close()
+        if self.metrics_server is not None:
+            await self.metrics_server.stop()
+        if self.record is not None:
+            # Last: every signature made is on record before the lock is let go.
+            self.record.close()
+            log.info("slashing-protection record closed and its lock released")
