@@ -19,9 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import signal
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,10 +32,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-import validator
 from slashing_protection import RECORD_FILE
-from validator.devnet import FAULTS, devnet_state_dir
-from validator.devnet.process import LOG_FILE as CHAIN_LOG_FILE
+from validator.devnet import FAULTS, DevnetProcess, DevnetStateError, devnet_state_dir
 from validator.devnet_keys import write_interop_keystores
 from validator.duty_metrics import DutyKind, DutyResult
 from validator.logs import LogFormat, TextFormatter, configure_logging, install_handler
@@ -98,135 +94,33 @@ class DevnetOptions:
     genesis_delay: float = NEW_CHAIN_GENESIS_DELAY
 
 
-class ChainProcess:
-    """The simulated chain in its own process, reporting on stdout in JSON lines.
+async def start_chain(options: DevnetOptions) -> DevnetProcess:
+    """The chain of ``options.validators_dir`` in its own process and session: state in its
+    devnet/, log in devnet/chain.log; it is stopped if this process dies in any way."""
+    try:
+        return await DevnetProcess.start(
+            devnet_state_dir(options.validators_dir),
+            options.validators,
+            options.seconds_per_slot,
+            options.slots_per_epoch,
+            options.fault,
+            options.strict,
+            port=options.beacon_port,
+            genesis_delay=options.genesis_delay,
+            ready_timeout=CHAIN_START_TIMEOUT,
+            own_session=True,
+        )
+    except DevnetStateError as exc:
+        raise StartupError(f"the simulated chain did not start: {exc}") from None
 
-    Like ``validator.devnet.DevnetProcess``, plus what an interactive command needs:
-    the chain runs in a session of its own (a Ctrl-C stops the client first, then
-    the chain, so the summary covers the client's last slot) and is sent SIGTERM
-    when this process dies in any way, kill -9 included (Linux), so a killed
-    ``validator devnet`` leaves no chain running on its state directory.
-    """
 
-    def __init__(self, options: DevnetOptions, state_dir: Path, log_file: Path) -> None:
-        self.options = options
-        self.state_dir = state_dir
-        self.log_file = log_file
-        self.process: asyncio.subprocess.Process | None = None
-        self.ready: dict[str, Any] = {}
-
-    def command(self) -> list[str]:
-        options = self.options
-        command = [
-            sys.executable,
-            "-m",
-            "validator.devnet",
-            "--state-dir",
-            str(self.state_dir),
-            "--validators",
-            str(options.validators),
-            "--seconds-per-slot",
-            repr(options.seconds_per_slot),
-            "--slots-per-epoch",
-            str(options.slots_per_epoch),
-            "--port",
-            str(options.beacon_port),
-            "--genesis-delay",
-            repr(options.genesis_delay),
-        ]
-        if options.fault:
-            command += ["--fault", options.fault]
-        if options.strict:
-            command.append("--strict")
-        return command
-
-    async def start(self) -> dict[str, Any]:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        # The child imports this very package, installed or not.
-        package_root = str(Path(validator.__file__).resolve().parent.parent)
-        path = os.environ.get("PYTHONPATH")
-        environment = {
-            **os.environ,
-            "PYTHONPATH": package_root if not path else package_root + os.pathsep + path,
-        }
-        with open(self.log_file, "ab") as chain_log:
-            self.process = await asyncio.create_subprocess_exec(
-                *self.command(),
-                env=environment,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=chain_log,
-                # Its own session: a Ctrl-C on the terminal stops the client first, and
-                # the chain only once the client is done (then its summary is complete).
-                start_new_session=True,
-                preexec_fn=_stop_with_parent,
-            )
-        assert self.process.stdout is not None
-        try:
-            async with asyncio.timeout(CHAIN_START_TIMEOUT):
-                line = await self.process.stdout.readline()
-        except TimeoutError:
-            await self.stop()
-            raise StartupError(
-                f"the simulated chain did not start within {CHAIN_START_TIMEOUT:g} s "
-                f"(see {self.log_file})"
-            ) from None
-        if not line:
-            await self.process.wait()
-            raise StartupError(
-                f"the simulated chain stopped at start (exit {self.process.returncode}): "
-                f"{_last_line(self.log_file)}"
-            )
-        self.ready = orjson.loads(line)
-        return self.ready
-
-    async def stop(self) -> dict[str, Any] | None:
-        """SIGTERM, then its summary line (None if it gave none)."""
-        process = self.process
-        if process is None:
-            return None
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-        assert process.stdout is not None
-        try:
-            async with asyncio.timeout(CHAIN_STOP_TIMEOUT):
-                rest = await process.stdout.read()
-                await process.wait()
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-            return None
-        for line in reversed(rest.splitlines()):
-            with contextlib.suppress(orjson.JSONDecodeError):
-                summary = orjson.loads(line)
-                if isinstance(summary, dict) and "slots" in summary:
-                    return summary
+async def stop_chain(chain: DevnetProcess) -> dict[str, Any] | None:
+    """Stop the chain; its summary, or None when it gave none (the log says why)."""
+    try:
+        return await chain.stop(CHAIN_STOP_TIMEOUT)
+    except DevnetStateError as exc:
+        log.error("the simulated chain gave no summary: %s", exc)
         return None
-
-
-def _stop_with_parent() -> None:
-    """In the chain's process, before it runs: SIGTERM it when this process dies, however
-    it dies (kill -9 included), so no chain is left running without its client. Linux only."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    pr_set_pdeathsig = 1
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
-def chain_process(options: DevnetOptions) -> ChainProcess:
-    """The chain of ``options.validators_dir``: state in its devnet/, log in devnet/chain.log."""
-    state_dir = devnet_state_dir(options.validators_dir)
-    return ChainProcess(options, state_dir, state_dir / CHAIN_LOG_FILE)
-
-
-def _last_line(path: Path) -> str:
-    with contextlib.suppress(OSError):
-        lines = path.read_text(errors="replace").strip().splitlines()
-        if lines:
-            return lines[-1]
-    return "(no output)"
 
 
 def _metric_sum(name: str, **labels: str) -> float:
@@ -393,8 +287,8 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
     validators_dir = options.validators_dir
     first_run = not (validators_dir / RECORD_FILE).exists()
     baseline = ClientCounts.now()
-    chain = chain_process(options)
-    ready = await chain.start()
+    chain = await start_chain(options)
+    ready = chain.ready
     message = f"simulated beacon node on {ready['url']} (port {ready['port']})"
     if options.log_format is LogFormat.JSON:
         log.warning(message)
@@ -439,7 +333,7 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
         if progress is not None and progress.first_slot is not None and progress.slot is not None:
             slots_run = progress.slot - progress.first_slot + 1
     finally:
-        chain_summary = await chain.stop()
+        chain_summary = await stop_chain(chain)
     summary = build_summary(chain_summary, slots_run, ClientCounts.now().since(baseline))
     if options.summary is not None:
         options.summary.write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
@@ -448,7 +342,7 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
     else:
         console.print(summary_table(summary))
         if chain_summary is None:
-            console.print(f"the chain gave no summary; see {chain.log_file}", markup=False)
+            console.print(f"the chain gave no summary; see {chain.log_path}", markup=False)
     return exit_code(summary)
 
 

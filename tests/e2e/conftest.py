@@ -14,7 +14,9 @@ import orjson
 import pytest
 
 from tests.official_vectors import REPO_ROOT
-from validator.devnet_command import ChainProcess, DevnetOptions, chain_process
+from validator.devnet import DevnetProcess
+from validator.devnet_command import DevnetOptions, stop_chain
+from validator.devnet_command import start_chain as start_devnet_chain
 
 VALIDATORS = 16
 SECONDS_PER_SLOT = 0.5
@@ -115,20 +117,19 @@ async def start_client() -> AsyncIterator[ClientStarter]:
             await client.process.wait()
 
 
-ChainStarter = Callable[..., Awaitable[tuple[ChainProcess, dict[str, Any]]]]
+ChainStarter = Callable[..., Awaitable[tuple[DevnetProcess, dict[str, Any]]]]
 
 
 @pytest.fixture
 async def start_chain(tmp_path: Path) -> AsyncIterator[ChainStarter]:
     """The simulated chain as ``validator devnet`` runs it, state under ``<dir>/devnet``."""
-    started: list[ChainProcess] = []
+    started: list[DevnetProcess] = []
 
-    async def start(directory: Path, **changes: Any) -> tuple[ChainProcess, dict[str, Any]]:
-        chain = chain_process(devnet_options(directory, **changes))
+    async def start(directory: Path, **changes: Any) -> tuple[DevnetProcess, dict[str, Any]]:
+        chain = await start_devnet_chain(devnet_options(directory, **changes))
         started.append(chain)
-        ready = await chain.start()
-        return chain, ready
+        return chain, chain.ready
 
     yield start
     for chain in started:
-        await chain.stop()
+        await stop_chain(chain)

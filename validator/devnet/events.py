@@ -14,29 +14,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-EVENT_TOPICS = frozenset(
-    {
-        "head",
-        "block",
-        "block_gossip",
-        "attestation",
-        "single_attestation",
-        "voluntary_exit",
-        "bls_to_execution_change",
-        "proposer_slashing",
-        "attester_slashing",
-        "finalized_checkpoint",
-        "chain_reorg",
-        "contribution_and_proof",
-        "light_client_finality_update",
-        "light_client_optimistic_update",
-        "payload_attributes",
-        "blob_sidecar",
-        "data_column_sidecar",
-    }
-)
-"""Every topic of the standard; the devnet emits head, block, chain_reorg, finalized_checkpoint
-and voluntary_exit."""
+# The standard's topics; the devnet emits head, block, chain_reorg, finalized_checkpoint
+# and voluntary_exit.
+from validator.beacon.events import EVENT_TOPICS
 
 _QUEUE_LIMIT = 256
 _CLOSE = None

@@ -12,6 +12,7 @@ running on it) raises ``DevnetStateError`` with the child's one-line reason.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -38,6 +39,8 @@ class DevnetProcess:
         self.port: int = int(ready["port"])
         self.genesis_time: int = int(ready["genesis_time"])
         self.genesis_validators_root = bytes.fromhex(ready["genesis_validators_root"][2:])
+        self._summary: dict[str, Any] | None = None
+        self._stop_error: DevnetStateError | None = None
 
     @property
     def pid(self) -> int:
@@ -57,8 +60,15 @@ class DevnetProcess:
         port: int = 0,
         genesis_delay: float = 0.0,
         ready_timeout: float = 120.0,
+        own_session: bool = False,
     ) -> DevnetProcess:
-        """Start the child and wait until it listens."""
+        """Start the child and wait until it listens.
+
+        The child is sent SIGTERM when this process dies in any way, kill -9 included
+        (Linux), so no chain is left running on its state directory. With `own_session`
+        it does not share the terminal's process group: a Ctrl-C then reaches only the
+        client, which stops the chain once it is done, so the summary covers its last slot.
+        """
         state_dir = Path(state_dir)
         state_dir.mkdir(parents=True, exist_ok=True)
         command = [
@@ -98,6 +108,8 @@ class DevnetProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 env=environment,
+                start_new_session=own_session,
+                preexec_fn=_stop_with_parent,
             )
         assert process.stdout is not None
         try:
@@ -116,7 +128,11 @@ class DevnetProcess:
         return cls(process, orjson.loads(line), log_path)
 
     async def stop(self, timeout: float = 60.0) -> dict[str, Any]:
-        """SIGTERM the child, wait for it, return its summary."""
+        """SIGTERM the child, wait for it, return its summary (the same one on a second call)."""
+        if self._summary is not None:
+            return self._summary
+        if self._stop_error is not None:
+            raise self._stop_error
         assert self.process.stdout is not None
         if self.process.returncode is None:
             self.process.send_signal(signal.SIGTERM)
@@ -125,19 +141,37 @@ class DevnetProcess:
             await asyncio.wait_for(self.process.wait(), timeout)
         except TimeoutError:
             self.kill()
-            raise DevnetStateError(f"the devnet did not stop within {timeout:.0f} s") from None
+            await self.process.wait()
+            self._stop_error = DevnetStateError(
+                f"the devnet did not stop within {timeout:.0f} s; see {self.log_path}"
+            )
+            raise self._stop_error from None
         lines = output.strip().splitlines()
         if self.process.returncode != 0 or not lines:
-            raise DevnetStateError(
+            self._stop_error = DevnetStateError(
                 _last_line(self.log_path) or f"the devnet exited ({self.process.returncode})"
             )
+            raise self._stop_error
         summary: dict[str, Any] = orjson.loads(lines[-1])
+        self._summary = summary
         return summary
 
     def kill(self) -> None:
         """SIGKILL the child (no summary, state as last written)."""
         if self.process.returncode is None:
             self.process.kill()
+
+
+def _stop_with_parent() -> None:
+    """In the child, before it runs: SIGTERM it when its parent dies, however it dies
+    (kill -9 included). Linux only; elsewhere the child outlives a killed parent."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _last_line(path: Path) -> str:
