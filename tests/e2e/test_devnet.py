@@ -52,6 +52,23 @@ def test_every_duty_is_done_and_a_second_run_continues_the_same_chain(tmp_path: 
     assert second["client_refusals"] == 0
 
 
+def test_client_and_chain_both_keep_to_the_beacon_api_standard(tmp_path: Path) -> None:
+    """Strict mode: the chain checks every request and response against the Beacon API
+    spec, and the client checks its own requests and the answers; a violation on either
+    side fails the exchange, so it would show as a failed duty or a chain violation."""
+    code, summary = run(tmp_path / "validators", slots=8, strict=True, seconds_per_slot=1.0)
+    assert code == 0
+    assert summary["strict"] is True
+    assert summary["strict_violations"] == 0, summary["strict_violation_details"]
+    failed = {kind: counts["failed"] for kind, counts in summary["client_duties"].items()}
+    assert not any(failed.values()), failed
+    published = {kind: counts["published"] for kind, counts in summary["client_duties"].items()}
+    assert all(published.values()), published
+    assert summary["missed_duties"] == 0, summary["missed_duties_detail"]
+    assert summary["invalid_signatures"] == 0
+    assert summary["slashable_messages"] == 0
+
+
 # Slots each fault needs to show itself with 4-slot epochs (see validator/devnet/faults.py).
 FAULT_SLOTS = {
     "double-vote": 4 * SLOTS_PER_EPOCH,
