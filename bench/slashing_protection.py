@@ -11,10 +11,10 @@ Prints, in one run:
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
-import argparse
 import platform
 import statistics
 import subprocess
