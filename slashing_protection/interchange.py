@@ -714,12 +714,22 @@ def render_minimal(
     `entry_starts` come from `render_entry_start`; `sources` and `targets` are the keys'
     highest attestation epochs, NEVER (in both) for a key that has never attested.
     """
+    return b"".join(minimal_pieces(genesis_validators_root, entry_starts, sources, targets))
+
+
+def minimal_pieces(
+    genesis_validators_root: bytes,
+    entry_starts: list[bytes],
+    sources: list[int],
+    targets: list[int],
+) -> list[bytes]:
+    """`render_minimal` as pieces whose concatenation is the document."""
     count = len(entry_starts)
     if count == 0:
-        return render_header(genesis_validators_root) + RENDER_FOOTER
+        return [render_header(genesis_validators_root), RENDER_FOOTER]
     # One flat list of pieces, five per entry (start, source, text between, target, end),
-    # filled a whole column at a time and joined once: per-key work stays in C. orjson
-    # renders each column of numbers in one call.
+    # filled a whole column at a time so that per-key work stays in C; orjson renders each
+    # column of numbers in one call.
     pieces = [_TARGET_OPEN] * (1 + 5 * count)
     pieces[0] = render_header(genesis_validators_root)
     pieces[1::5] = entry_starts
@@ -738,4 +748,4 @@ def render_minimal(
                 _UNATTESTED_END + RENDER_SEPARATOR,
             )
     pieces[-1] = pieces[-1].removesuffix(RENDER_SEPARATOR) + RENDER_FOOTER
-    return b"".join(pieces)
+    return pieces

@@ -13,6 +13,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -178,3 +179,29 @@ def test_the_file_and_exports_match_the_reference_after_any_operations(
                 )
         finally:
             record.close()
+
+
+def test_a_written_document_never_changes_afterwards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes render into one reused buffer; a document handed out must stay as written."""
+    import slashing_protection.record as record_module
+
+    real_write = record_module.write_durably
+    kept: list[tuple[bytes, bytes]] = []
+
+    def keeping_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+        real_write(path, data, mode=mode)
+        kept.append((data, bytes(data)))  # the object handed out, and a copy of it now
+
+    monkeypatch.setattr(record_module, "write_durably", keeping_write)
+    with SlashingProtection.open(tmp_path, ROOT, register=[A, B]) as record:
+        for epoch in range(5):
+            assert record.record_attestations([(A, epoch, epoch + 1), (B, epoch, epoch + 1)])
+            assert record.record_block(A, epoch)
+        record.register([C])
+        assert record.record_attestations([(C, 100, 1000)]) == [True]
+        final = record_bytes(tmp_path)
+    assert len(kept) == 13
+    assert all(data == copy for data, copy in kept)
+    assert kept[-1][0] == final
