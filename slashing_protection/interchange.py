@@ -671,16 +671,15 @@ class _CountingReader(io.RawIOBase):
 #   {"pubkey":"0x…","signed_blocks":[],"signed_attestations":[]}
 #   ]}
 #
-# (the second entry is on one line; broken here only to fit).
-#
-# Each entry is rendered as its *start* (everything up to the attestation's source epoch,
-# which only a block or a re-registration changes) followed by the attestation's numbers,
-# so that a batch of attestations re-renders numbers only.
+# (the second entry is on one line; broken here only to fit). Each entry is rendered in two
+# pieces: its start, up to the attestation list, which only a block or an import changes,
+# and its end, the attestation and the separator before the next entry, which every
+# recorded attestation changes.
 
-_SOURCE_OPEN = b'{"source_epoch":"'
-_TARGET_OPEN = b'","target_epoch":"'
 _ATTESTED_END = b'"}]}'  # closes the attestation, its list and the entry
 _UNATTESTED_END = b"]}"  # closes an empty attestation list and the entry
+_SOURCE_OPEN = b'{"source_epoch":"'
+_TARGET_OPEN = b'","target_epoch":"'
 
 RENDER_FOOTER = b"\n]}\n"
 RENDER_SEPARATOR = b",\n"
@@ -694,58 +693,73 @@ def render_header(genesis_validators_root: bytes) -> bytes:
 
 
 def render_entry_start(pubkey: bytes, slot: int) -> bytes:
-    """A key's entry up to its attestation's source epoch (slot NEVER: no block signed)."""
+    """A key's entry up to its attestation list (slot NEVER: no block signed)."""
     block = b"" if slot == NEVER else b'{"slot":"%d"}' % slot
-    return b'{"pubkey":"0x%s","signed_blocks":[%s],"signed_attestations":[%s' % (
+    return b'{"pubkey":"0x%s","signed_blocks":[%s],"signed_attestations":[' % (
         pubkey.hex().encode(),
         block,
-        _SOURCE_OPEN,
     )
 
 
-def render_minimal(
-    genesis_validators_root: bytes,
-    entry_starts: list[bytes],
-    sources: list[int],
-    targets: list[int],
-) -> bytes:
-    """The whole minimal interchange from per-key columns, in the order given.
+def render_entry_end(source: int, target: int) -> bytes:
+    """The rest of a key's entry and the separator (source NEVER: never attested)."""
+    if source == NEVER:
+        return _UNATTESTED_END + RENDER_SEPARATOR
+    return b"%s%d%s%d%s" % (
+        _SOURCE_OPEN,
+        source,
+        _TARGET_OPEN,
+        target,
+        _ATTESTED_END + RENDER_SEPARATOR,
+    )
 
-    `entry_starts` come from `render_entry_start`; `sources` and `targets` are the keys'
-    highest attestation epochs, NEVER (in both) for a key that has never attested.
+
+# Marks the end of each (source, target) pair in the column rendering below. It is a value
+# no source or target takes (they are uint64 or NEVER), so its text cannot be mistaken.
+_PAIR_END = -2
+
+
+def render_entry_ends(sources: list[int], targets: list[int]) -> list[bytes]:
+    """`render_entry_end` for whole columns at once (a 10,000-key batch).
+
+    orjson renders all the numbers in one call as "[s,t,-2,s,t,-2,…]"; three replacements
+    turn the separators into the text around the numbers, and one split cuts the entries
+    apart, so that no per-key work runs in Python except for keys that never attested.
     """
-    return b"".join(minimal_pieces(genesis_validators_root, entry_starts, sources, targets))
-
-
-def minimal_pieces(
-    genesis_validators_root: bytes,
-    entry_starts: list[bytes],
-    sources: list[int],
-    targets: list[int],
-) -> list[bytes]:
-    """`render_minimal` as pieces whose concatenation is the document."""
-    count = len(entry_starts)
+    count = len(sources)
     if count == 0:
-        return [render_header(genesis_validators_root), RENDER_FOOTER]
-    # One flat list of pieces, five per entry (start, source, text between, target, end),
-    # filled a whole column at a time so that per-key work stays in C; orjson renders each
-    # column of numbers in one call.
-    pieces = [_TARGET_OPEN] * (1 + 5 * count)
-    pieces[0] = render_header(genesis_validators_root)
-    pieces[1::5] = entry_starts
-    pieces[2::5] = orjson.dumps(sources)[1:-1].split(b",")
-    pieces[4::5] = orjson.dumps(targets)[1:-1].split(b",")
-    pieces[5::5] = [_ATTESTED_END + RENDER_SEPARATOR] * count
+        return []
+    numbers = [_PAIR_END] * (3 * count)
+    numbers[0::3] = sources
+    numbers[1::3] = targets
+    text = orjson.dumps(numbers)[1 : -len(b",-2]")]  # b"s,t,-2,s,t,-2,…,s,t"
+    between_entries = _ATTESTED_END + RENDER_SEPARATOR + b"\0" + _SOURCE_OPEN
+    ends = (
+        text.replace(b",-2,", b"\0")
+        .replace(b",", _TARGET_OPEN)
+        .replace(b"\0", between_entries)
+        .split(b"\0")
+    )
+    ends[0] = _SOURCE_OPEN + ends[0]
+    ends[-1] += _ATTESTED_END + RENDER_SEPARATOR
     if NEVER in sources:
-        # A key that has never attested has an empty attestation list instead.
         for index in compress(range(count), map(eq, sources, repeat(NEVER))):
-            first = 1 + 5 * index
-            pieces[first : first + 5] = (
-                entry_starts[index].removesuffix(_SOURCE_OPEN),
-                b"",
-                b"",
-                b"",
-                _UNATTESTED_END + RENDER_SEPARATOR,
-            )
-    pieces[-1] = pieces[-1].removesuffix(RENDER_SEPARATOR) + RENDER_FOOTER
-    return pieces
+            ends[index] = _UNATTESTED_END + RENDER_SEPARATOR
+    return ends
+
+
+def write_minimal(out: io.BytesIO, genesis_validators_root: bytes, pieces: list[bytes]) -> None:
+    """Write, at out's position, the minimal interchange of entries rendered as pieces
+    (`render_entry_start`, `render_entry_end`, …): header, entries, footer."""
+    out.write(render_header(genesis_validators_root))
+    out.writelines(pieces)
+    if pieces:  # the last entry is followed by the footer, not a separator
+        out.seek(-len(RENDER_SEPARATOR), io.SEEK_CUR)
+    out.write(RENDER_FOOTER)
+
+
+def render_minimal(genesis_validators_root: bytes, pieces: list[bytes]) -> bytes:
+    """`write_minimal` as bytes."""
+    out = io.BytesIO()
+    write_minimal(out, genesis_validators_root, pieces)
+    return out.getvalue()
