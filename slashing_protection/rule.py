@@ -63,8 +63,8 @@ def batch_allowed_by_columns(
     are at most `items` of them, so `items` raised targets mean the keys are distinct and
     every item's target is above its key's last; every source at least its last completes
     `attestation_allowed` for each item. Conversely a batch of distinct keys that are all
-    allowed passes. (For a 10,000-key batch these are a few C-level passes over lists,
-    cheaper than looking every key up.)
+    allowed passes. (Two C-level passes over the columns: for a batch that covers much of
+    the record, cheaper than looking every key up.)
     """
     return all(map(ge, sources, last_sources)) and sum(map(gt, targets, last_targets)) == items
 
