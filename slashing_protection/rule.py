@@ -47,6 +47,28 @@ def attestations_allowed(
     return list(map(and_, map(ge, sources, last_sources), map(gt, targets, last_targets)))
 
 
+def batch_allowed_by_columns(
+    last_sources: Iterable[int],
+    sources: Iterable[int],
+    last_targets: Iterable[int],
+    targets: Iterable[int],
+    items: int,
+) -> bool:
+    """Whether every item of a batch of `items` attestations is allowed, judged from the
+    record's columns before (`last_*`) and after (`sources`, `targets`) taking it in.
+
+    The columns hold every key of the record in one order; the after-columns are the
+    before-columns with each item's key set to the item's source and target (a later item
+    of the same key winning) and no key added. Only the batch's keys can change, and there
+    are at most `items` of them, so `items` raised targets mean the keys are distinct and
+    every item's target is above its key's last; every source at least its last completes
+    `attestation_allowed` for each item. Conversely a batch of distinct keys that are all
+    allowed passes. (Two C-level passes over the columns: for a batch that covers much of
+    the record, cheaper than looking every key up.)
+    """
+    return all(map(ge, sources, last_sources)) and sum(map(gt, targets, last_targets)) == items
+
+
 def is_uint64(value: object) -> bool:
     """True for a Python int (not bool) in [0, 2**64 - 1]."""
     return type(value) is int and 0 <= value <= UINT64_MAX
