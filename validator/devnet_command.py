@@ -190,6 +190,23 @@ class ConsoleLogHandler(logging.Handler):
             self.handleError(record)
 
 
+class SlotSpan:
+    """The first and last slot whose duties the client took up in this run."""
+
+    def __init__(self) -> None:
+        self.first: int | None = None
+        self.last: int | None = None
+
+    def on_slot(self, slot: int) -> None:
+        if self.first is None:
+            self.first = slot
+        self.last = slot
+
+    @property
+    def count(self) -> int:
+        return 0 if self.first is None or self.last is None else self.last - self.first + 1
+
+
 class Progress:
     """The live table: slot, head, duties done by kind (a terminal only)."""
 
@@ -264,11 +281,18 @@ def summary_table(summary: dict[str, Any]) -> Table:
 def build_summary(
     chain_summary: dict[str, Any] | None, slots_run: int, client: ClientCounts
 ) -> dict[str, Any]:
-    """The chain's summary with the client's side added (``client_refusals`` and details)."""
+    """The chain's summary with the client's side added (``client_refusals`` and details).
+
+    ``slots`` is the client's count, so that ``--slots N`` reports N; the chain's own
+    count (every slot that started while it was up, one more when it is stopped just
+    after the client's last slot) stays as ``chain_slots``.
+    """
     summary: dict[str, Any] = dict(chain_summary or {})
     if chain_summary is None:
         summary["chain_summary_missing"] = True
-    summary.setdefault("slots", slots_run)
+    if "slots" in summary:
+        summary["chain_slots"] = summary["slots"]
+    summary["slots"] = slots_run
     summary["client_refusals"] = client.refusals
     summary["client_refusals_detail"] = {
         "signer": client.signer_refusals,
@@ -299,7 +323,13 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, stop.set)
     service: ValidatorService | None = None
-    slots_run = 0
+    span = SlotSpan()
+
+    def on_slot(slot: int) -> None:
+        span.on_slot(slot)
+        if progress is not None:
+            progress.on_slot(slot)
+
     try:
         last_slot = None
         if options.slots:
@@ -320,7 +350,7 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 middlewares=_strict_middlewares() if options.strict else (),
                 progress=False,
                 last_slot=last_slot,
-                on_slot=progress.on_slot if progress is not None else None,
+                on_slot=on_slot,
                 health_check_interval=max(1.0, options.seconds_per_slot),
             )
         )
@@ -330,11 +360,9 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 await service.run(stop)
         else:
             await service.run(stop)
-        if progress is not None and progress.first_slot is not None and progress.slot is not None:
-            slots_run = progress.slot - progress.first_slot + 1
     finally:
         chain_summary = await stop_chain(chain)
-    summary = build_summary(chain_summary, slots_run, ClientCounts.now().since(baseline))
+    summary = build_summary(chain_summary, span.count, ClientCounts.now().since(baseline))
     if options.summary is not None:
         options.summary.write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
     if options.log_format is LogFormat.JSON:

@@ -31,6 +31,8 @@ def test_every_duty_is_done_and_a_second_run_continues_the_same_chain(tmp_path: 
     code, first = run(directory, slots=12)
     assert code == 0
     assert set(SUMMARY_KEYS) <= set(first)
+    assert first["slots"] == 12  # what --slots asked for; the chain saw one more start
+    assert first["chain_slots"] >= 12
     assert first["invalid_signatures"] == 0
     assert first["slashable_messages"] == 0
     assert first["client_refusals"] == 0
@@ -45,6 +47,7 @@ def test_every_duty_is_done_and_a_second_run_continues_the_same_chain(tmp_path: 
     code, second = run(directory, slots=6)
     assert code == 0
     assert second["runs"] == 2
+    assert second["slots"] == 6
     assert second["genesis_validators_root"] == first["genesis_validators_root"]
     assert second["head_slot"] > first["head_slot"]
     assert second["slashable_messages"] == 0
