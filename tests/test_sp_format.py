@@ -125,6 +125,26 @@ def test_keys_and_columns_render_any_state_as_the_reference_does(marks: list[Wat
     assert render_minimal(ROOT, pieces) == reference_document(ROOT, keyed)
 
 
+@pytest.mark.parametrize(
+    ("source", "target"), [(NEVER, NEVER), (0, 0), (7, 9), (UINT64_MAX, UINT64_MAX)]
+)
+@pytest.mark.parametrize("count", [1, 2, 1000])
+def test_columns_that_hold_one_pair_render_as_each_key_alone_would(
+    source: int, target: int, count: int
+) -> None:
+    expected = [render_entry_end(source, target)] * count
+    assert render_entry_ends([source] * count, [target] * count) == expected
+    # One key differing anywhere, in its source, its target or both, takes the general
+    # path and still renders each key.
+    for index in (0, count - 1):
+        for other_source, other_target in ((3, target), (source, 5), (3, 5)):
+            sources, targets = [source] * count, [target] * count
+            sources[index], targets[index] = other_source, other_target
+            changed = list(expected)
+            changed[index] = render_entry_end(other_source, other_target)
+            assert render_entry_ends(sources, targets) == changed
+
+
 def _operations(pool: int) -> st.SearchStrategy[list[tuple[object, ...]]]:
     """Operations on keys 0 .. pool (key `pool` is not registered at first)."""
     key = st.integers(0, pool)
