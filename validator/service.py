@@ -36,15 +36,15 @@ from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection, SlashingProtectionError
 from validator.beacon import BeaconNodeClient, BeaconNodeError, RequestTimeouts
-from validator.duties import DutyTracker
-from validator.duty_context import DutyContext
-from validator.encoding import to_hex
+from validator.consensus.encoding import to_hex
+from validator.consensus.spec import ChainSpec, ChainSpecError
+from validator.duties.context import DutyContext
+from validator.duties.scheduler import DutyScheduler
+from validator.duties.slot_clock import SlotClock
+from validator.duties.tracker import DutyTracker
 from validator.key_settings import KeyOverrides, ProposerSettings
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
-from validator.scheduler import DutyScheduler
-from validator.signer import Signer
-from validator.slot_clock import SlotClock
-from validator.spec import ChainSpec, ChainSpecError
+from validator.signing.signer import Signer
 
 log = logging.getLogger("validator.service")
 

@@ -20,7 +20,7 @@ from multidict import CIMultiDict
 
 from tests.beacon import canned
 from validator.beacon import routes
-from validator.openapi_check import BeaconApiSpec, StrictServerChecker
+from validator.devnet.openapi_check import BeaconApiSpec, StrictServerChecker
 
 
 @dataclass(frozen=True)

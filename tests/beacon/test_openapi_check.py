@@ -16,7 +16,7 @@ from tests.beacon import canned
 from tests.beacon.conftest import ClientFactory, NodeFactory
 from tests.official_vectors import REPO_ROOT, official_vectors
 from validator.beacon import routes
-from validator.openapi_check import (
+from validator.devnet.openapi_check import (
     BeaconApiSpec,
     HttpRequestParts,
     HttpResponseParts,
@@ -247,7 +247,7 @@ async def test_client_middleware_rejects_a_bad_answer(
 
 def test_runtime_client_does_not_import_openapi_core() -> None:
     code = (
-        "import sys, validator.beacon, validator.openapi_check; "
+        "import sys, validator.beacon, validator.devnet.openapi_check; "
         "print(sorted(m for m in ('openapi_core', 'jsonschema', 'yaml') if m in sys.modules))"
     )
     result = subprocess.run(

@@ -4,7 +4,7 @@ Scalars the validator client acts on (slots, epochs, indices, roots, flags) are
 converted here, so a node that sends garbage fails loudly as a
 :class:`MalformedResponseError` instead of deep inside a duty. Consensus objects
 (blocks, attestation data, aggregates, contributions) stay parsed JSON: turning
-them into SSZ containers is ``validator.ssz``'s job.
+them into SSZ containers is ``validator.consensus.ssz``'s job.
 """
 
 from __future__ import annotations

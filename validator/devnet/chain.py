@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from remerkleable.core import View
 
-from validator.chain_preset import SimulatedChainConfig
+from validator.consensus.chain_preset import SimulatedChainConfig
+from validator.consensus.encoding import to_hex
+from validator.consensus.forks import ForkName
+from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import fulu
+from validator.consensus.ssz.phase0 import AttestationData
+from validator.consensus.ssz.phase0 import Checkpoint as SszCheckpoint
 from validator.devnet.blocktree import BlockRecord, BlockTree, Reorg
 from validator.devnet.duties import DutySchedule
 from validator.devnet.events import EventBus
@@ -31,12 +37,6 @@ from validator.devnet.pools import AttestationPool, SyncMessagePool
 from validator.devnet.registry import ValidatorLifecycle, ValidatorRegistry
 from validator.devnet.roots import RootCache
 from validator.devnet.slasher import Slasher, SlashingFinding, SlashingKind
-from validator.encoding import to_hex
-from validator.forks import ForkName
-from validator.spec import ChainSpec
-from validator.ssz import fulu
-from validator.ssz.phase0 import AttestationData
-from validator.ssz.phase0 import Checkpoint as SszCheckpoint
 
 if TYPE_CHECKING:
     from validator.devnet.faults import FaultInjector

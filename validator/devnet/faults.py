@@ -42,9 +42,9 @@ import time
 from collections.abc import Callable
 from enum import Enum, StrEnum
 
+from validator.consensus.ssz.phase0 import AttestationData, Checkpoint
 from validator.devnet.chain import DevnetChain
 from validator.devnet.finality import GENESIS_CHECKPOINT
-from validator.ssz.phase0 import AttestationData, Checkpoint
 
 log = logging.getLogger("validator.devnet")
 

@@ -20,6 +20,24 @@ from typing import Any
 
 from remerkleable.core import View
 
+from validator.consensus.domains import (
+    DOMAIN_BEACON_PROPOSER,
+    compute_signing_root_from_object_root,
+)
+from validator.consensus.signing_roots import (
+    aggregate_and_proof_signing_root,
+    contribution_and_proof_signing_root,
+    randao_reveal_signing_root,
+    selection_proof_signing_root,
+    sync_committee_selection_proof_signing_root,
+    validator_registration_signing_root,
+    voluntary_exit_signing_root,
+)
+from validator.consensus.ssz import altair, electra
+from validator.consensus.ssz.builder import SignedValidatorRegistrationV1
+from validator.consensus.ssz.codec import SszInputError, from_json
+from validator.consensus.ssz.phase0 import SignedVoluntaryExit
+from validator.consensus.ssz.preset import SYNC_COMMITTEE_SUBNET_COUNT
 from validator.devnet.apierrors import ApiError
 from validator.devnet.blocktree import BlockRecord
 from validator.devnet.chain import DevnetChain
@@ -34,21 +52,6 @@ from validator.devnet.wire import (
     parse_single_attestation,
     parse_sync_committee_message,
 )
-from validator.domains import DOMAIN_BEACON_PROPOSER, compute_signing_root_from_object_root
-from validator.signing_roots import (
-    aggregate_and_proof_signing_root,
-    contribution_and_proof_signing_root,
-    randao_reveal_signing_root,
-    selection_proof_signing_root,
-    sync_committee_selection_proof_signing_root,
-    validator_registration_signing_root,
-    voluntary_exit_signing_root,
-)
-from validator.ssz import altair, electra
-from validator.ssz.builder import SignedValidatorRegistrationV1
-from validator.ssz.codec import SszInputError, from_json
-from validator.ssz.phase0 import SignedVoluntaryExit
-from validator.ssz.preset import SYNC_COMMITTEE_SUBNET_COUNT
 
 log = logging.getLogger("validator.devnet")
 

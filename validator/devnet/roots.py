@@ -6,14 +6,14 @@ and signing root are computed once and looked up for the rest.
 
 from __future__ import annotations
 
-from validator.devnet.wire import AttestationDataFields
-from validator.domains import (
+from validator.consensus.domains import (
     DOMAIN_BEACON_ATTESTER,
     DOMAIN_SYNC_COMMITTEE,
     compute_signing_root_from_object_root,
     get_domain,
 )
-from validator.spec import ChainSpec
+from validator.consensus.spec import ChainSpec
+from validator.devnet.wire import AttestationDataFields
 
 _LIMIT = 4096
 

@@ -18,6 +18,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from validator.consensus.encoding import parse_hex, parse_uint, to_hex
+from validator.consensus.forks import FORK_ORDER
+from validator.consensus.ssz import fulu
+from validator.consensus.ssz.codec import SszInputError, from_json, from_ssz, to_json, to_ssz
 from validator.devnet.apierrors import ApiError, error_body, indexed_error_body
 from validator.devnet.chain import FORK, DevnetChain, ProducedBlock
 from validator.devnet.events import parse_topics, stream_events
@@ -41,10 +45,6 @@ from validator.devnet.production import (
     plan_block,
 )
 from validator.devnet.registry import MAX_EFFECTIVE_BALANCE_GWEI
-from validator.encoding import parse_hex, parse_uint, to_hex
-from validator.forks import FORK_ORDER
-from validator.ssz import fulu
-from validator.ssz.codec import SszInputError, from_json, from_ssz, to_json, to_ssz
 
 log = logging.getLogger("validator.devnet")
 
