@@ -82,6 +82,9 @@ async def run_service(beacon_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner
             checker = StrictClientChecker(beacon_spec)
             checkers.append(checker)
             middlewares.append(checker)
+        # The driver's hooks go to run(), not to the client's options.
+        last_slot = options.pop("last_slot", None)
+        on_slot = options.pop("on_slot", None)
         options.setdefault("progress", False)
         options.setdefault("stop_grace", 1.0)
         service = ValidatorService(
@@ -100,7 +103,7 @@ async def run_service(beacon_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner
             stopper = asyncio.get_running_loop().call_later(stop_after, stop.set)
         try:
             async with asyncio.timeout(60):
-                await service.run(stop)
+                await service.run(stop, last_slot=last_slot, on_slot=on_slot)
         finally:
             if stopper is not None:
                 stopper.cancel()

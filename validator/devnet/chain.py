@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from hashlib import sha256
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from remerkleable.core import View
 
@@ -30,6 +30,7 @@ from validator.consensus.ssz.phase0 import Checkpoint as SszCheckpoint
 from validator.devnet.blocktree import BlockRecord, BlockTree, Reorg
 from validator.devnet.duties import DutySchedule
 from validator.devnet.events import EventBus
+from validator.devnet.fault_modes import FaultHooks
 from validator.devnet.finality import FinalityTracker
 from validator.devnet.ledger import Ledger
 from validator.devnet.persistence import ChainIdentity
@@ -37,9 +38,6 @@ from validator.devnet.pools import AttestationPool, SyncMessagePool
 from validator.devnet.registry import ValidatorLifecycle, ValidatorRegistry
 from validator.devnet.roots import RootCache
 from validator.devnet.slasher import Slasher, SlashingFinding, SlashingKind
-
-if TYPE_CHECKING:
-    from validator.devnet.faults import FaultInjector
 
 log = logging.getLogger("validator.devnet")
 
@@ -124,7 +122,7 @@ class DevnetChain:
         """slot -> every validator the proposer duties have named for it."""
         self.client_blocks: dict[int, set[int]] = {}
         """slot -> proposers whose block at that slot this chain accepted."""
-        self.faults: FaultInjector | None = None
+        self.faults: FaultHooks | None = None
         self.findings: list[SlashingFinding] = []
         self.slots_seen = 0
 

@@ -349,17 +349,15 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 metrics_port=options.metrics_port,
                 middlewares=_strict_middlewares() if options.strict else (),
                 progress=False,
-                last_slot=last_slot,
-                on_slot=on_slot,
                 health_check_interval=max(1.0, options.seconds_per_slot),
             )
         )
         if progress is not None:
             progress.service = service
             with progress.shown():
-                await service.run(stop)
+                await service.run(stop, last_slot=last_slot, on_slot=on_slot)
         else:
-            await service.run(stop)
+            await service.run(stop, last_slot=last_slot, on_slot=on_slot)
     finally:
         chain_summary = await stop_chain(chain)
     summary = build_summary(chain_summary, span.count, ClientCounts.now().since(baseline))

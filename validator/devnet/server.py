@@ -25,7 +25,7 @@ from validator.consensus.ssz.codec import SszInputError, from_json, from_ssz, to
 from validator.devnet.apierrors import ApiError, error_body, indexed_error_body
 from validator.devnet.chain import FORK, DevnetChain, ProducedBlock
 from validator.devnet.events import parse_topics, stream_events
-from validator.devnet.faults import Availability
+from validator.devnet.fault_modes import Availability
 from validator.devnet.intake import (
     parse_registrations,
     publish_block,
