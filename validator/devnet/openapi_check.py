@@ -116,8 +116,12 @@ class HttpResponseParts:
     body: bytes | None = None
 
 
-class _SpecRequest:
-    """openapi-core's request protocol over :class:`HttpRequestParts`."""
+class OpenApiRequest:
+    """openapi-core's request protocol over :class:`HttpRequestParts`.
+
+    Public so that a baseline can hand the very same exchange to plain openapi-core
+    (``OpenAPI.iter_request_errors``), as ``bench/beacon_api_spec.py`` does.
+    """
 
     def __init__(self, parts: HttpRequestParts) -> None:
         from openapi_core.datatypes import RequestParameters
@@ -133,8 +137,8 @@ class _SpecRequest:
         )
 
 
-class _SpecResponse:
-    """openapi-core's response protocol over :class:`HttpResponseParts`."""
+class OpenApiResponse:
+    """openapi-core's response protocol over :class:`HttpResponseParts` (public, as above)."""
 
     def __init__(self, parts: HttpResponseParts) -> None:
         headers = CIMultiDict(parts.headers)
@@ -162,13 +166,13 @@ class BeaconApiSpec:
     def check_request(self, request: HttpRequestParts) -> list[str]:
         """Readable reasons why ``request`` does not conform; empty when it does."""
         with self._lock, _quiet_spec_warnings():
-            errors = list(self._openapi.iter_request_errors(_SpecRequest(request)))
+            errors = list(self._openapi.iter_request_errors(OpenApiRequest(request)))
         return [line for error in errors for line in _describe(error, "request", self.api)]
 
     def check_response(self, request: HttpRequestParts, response: HttpResponseParts) -> list[str]:
         """Readable reasons why ``response`` (to ``request``) does not conform."""
-        spec_request = _SpecRequest(request)
-        spec_response = _SpecResponse(response)
+        spec_request = OpenApiRequest(request)
+        spec_response = OpenApiResponse(response)
         content_type = spec_response.content_type.split(";")[0].strip().lower()
         streaming = content_type == _EVENT_STREAM and response.body is None
         if response.body is None and not streaming:
