@@ -26,7 +26,7 @@ from validator.consensus.ssz import (
     to_json,
 )
 from validator.consensus.ssz.blocks import blinded_block, parse_produced_block_ssz
-from validator.devnet.server import DECLARES_503
+from validator.devnet.api_http import DECLARES_503
 
 
 def test_routes_answering_503_are_exactly_those_the_spec_declares() -> None:

@@ -15,9 +15,9 @@ from typing import Any
 
 from aiohttp import web
 
+from validator.devnet.api_http import Handler
 from validator.devnet.chain import DevnetChain
 from validator.devnet.openapi_check import StrictServerChecker, Violation, load_beacon_api_spec
-from validator.devnet.server import Handler
 
 log = logging.getLogger("validator.devnet")
 
