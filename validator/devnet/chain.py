@@ -110,7 +110,7 @@ class DevnetChain:
             lifecycle,
             tree,
         )
-        self.roots = RootCache(self.spec)
+        self.roots = RootCache(self.config)
         self.attestation_pool = AttestationPool()
         self.sync_pool = SyncMessagePool()
         self.fee_recipients: dict[int, bytes] = {}
