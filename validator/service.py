@@ -37,8 +37,7 @@ from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection, SlashingProtectionError
 from validator.beacon import BeaconNodeClient, BeaconNodeError, RequestTimeouts
-from validator.consensus.encoding import to_hex
-from validator.consensus.spec import ChainSpec, ChainSpecError
+from validator.consensus.spec import ChainSpec, ChainSpecError, parse_spec_data
 from validator.duties.context import DutyContext
 from validator.duties.scheduler import DutyScheduler
 from validator.duties.slot_clock import SlotClock
@@ -88,29 +87,6 @@ class RunOptions:
     health_check_interval: float = 6.0
 
 
-def _genesis_json(genesis: Any) -> dict[str, Any]:
-    return {
-        "data": {
-            "genesis_time": str(genesis.genesis_time),
-            "genesis_validators_root": to_hex(genesis.genesis_validators_root),
-            "genesis_fork_version": to_hex(genesis.genesis_fork_version),
-        }
-    }
-
-
-def _fork_schedule_json(forks: Sequence[Any]) -> dict[str, Any]:
-    return {
-        "data": [
-            {
-                "previous_version": to_hex(fork.previous_version),
-                "current_version": to_hex(fork.current_version),
-                "epoch": str(fork.epoch),
-            }
-            for fork in forks
-        ]
-    }
-
-
 async def read_chain(client: BeaconNodeClient) -> ChainSpec:
     """The chain the beacon node follows, from its genesis, spec and fork schedule."""
     try:
@@ -120,9 +96,7 @@ async def read_chain(client: BeaconNodeClient) -> ChainSpec:
     except BeaconNodeError as error:
         raise StartupError(f"cannot read the chain's configuration: {error}") from None
     try:
-        return ChainSpec.from_responses(
-            _genesis_json(genesis), {"data": spec}, _fork_schedule_json(forks)
-        )
+        return ChainSpec.from_models(genesis, parse_spec_data(spec), forks)
     except ChainSpecError as error:
         raise StartupError(f"the beacon node's chain cannot be used: {error}") from None
 

@@ -32,8 +32,6 @@ from validator.beacon.types import (
     BlockRoot,
     Checkpoint,
     FinalityCheckpoints,
-    Fork,
-    Genesis,
     ProducedBlock,
     ProposerDuties,
     ProposerDuty,
@@ -46,8 +44,11 @@ from validator.beacon.types import (
     ValidatorInfo,
     VersionedData,
 )
+from validator.consensus.spec import ApiFork, Genesis
 
 __all__ = [
+    "ApiFork",
+    "Genesis",
     "AttesterDuties",
     "AttesterDuty",
     "BeaconApiError",
@@ -63,8 +64,6 @@ __all__ = [
     "EventStream",
     "FinalityCheckpoints",
     "FinalizedCheckpointEvent",
-    "Fork",
-    "Genesis",
     "HeadEvent",
     "ItemFailure",
     "MalformedResponseError",

@@ -10,8 +10,8 @@ reachable node; see the transport for how.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import orjson
 
@@ -34,8 +34,6 @@ from validator.beacon.types import (
     BeaconCommitteeSubscription,
     BlockRoot,
     FinalityCheckpoints,
-    Fork,
-    Genesis,
     JsonObject,
     ProducedBlock,
     ProposerDuties,
@@ -52,8 +50,18 @@ from validator.beacon.types import (
     parse_list,
     parse_object,
 )
+from validator.consensus.spec import (
+    ApiFork,
+    ChainSpecError,
+    Genesis,
+    parse_fork_schedule_response,
+    parse_genesis_response,
+    parse_state_fork_response,
+)
 
 __all__ = ["BeaconNodeClient", "RequestTimeouts", "encode_graffiti"]
+
+T = TypeVar("T")
 
 #: The GET form of state validators takes at most this many ids per request.
 MAX_IDS_PER_GET = 64
@@ -81,6 +89,18 @@ def _require_length(value: bytes, length: int, name: str) -> bytes:
     if len(value) != length:
         raise ValueError(f"{name} must be {length} bytes, got {len(value)}")
     return value
+
+
+def _chain_model(parse: Callable[[Any], T]) -> Callable[[Answer], T]:
+    """Read an answer with the chain spec's own parser (one model per wire object)."""
+
+    def read(answer: Answer) -> T:
+        try:
+            return parse(answer.json())
+        except ChainSpecError as error:
+            raise MalformedResponseError(str(error)) from None
+
+    return read
 
 
 def encode_graffiti(text: str) -> bytes:
@@ -151,7 +171,7 @@ class BeaconNodeClient(BeaconTransport):
             "GET",
             routes.GENESIS,
             routes.GENESIS,
-            lambda answer: Genesis.from_json(data_of(answer.json())),
+            _chain_model(parse_genesis_response),
             timeout=self.timeouts.default,
         )
 
@@ -165,23 +185,21 @@ class BeaconNodeClient(BeaconTransport):
             timeout=self.timeouts.default,
         )
 
-    async def get_fork_schedule(self) -> list[Fork]:
+    async def get_fork_schedule(self) -> list[ApiFork]:
         return await self._fetch(
             "GET",
             routes.FORK_SCHEDULE,
             routes.FORK_SCHEDULE,
-            lambda answer: [
-                Fork.from_json(item) for item in parse_list(data_of(answer.json()), "fork schedule")
-            ],
+            _chain_model(parse_fork_schedule_response),
             timeout=self.timeouts.default,
         )
 
-    async def get_state_fork(self, state_id: str = "head") -> Fork:
+    async def get_state_fork(self, state_id: str = "head") -> ApiFork:
         return await self._fetch(
             "GET",
             routes.STATE_FORK,
             routes.fill(routes.STATE_FORK, state_id=state_id),
-            lambda answer: Fork.from_json(data_of(answer.json())),
+            _chain_model(parse_state_fork_response),
             timeout=self.timeouts.default,
         )
 

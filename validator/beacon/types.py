@@ -103,46 +103,6 @@ class SyncingStatus:
 
 
 @dataclass(frozen=True, slots=True)
-class Genesis:
-    genesis_time: int
-    genesis_validators_root: bytes
-    genesis_fork_version: bytes
-
-    @classmethod
-    def from_json(cls, data: Json) -> Genesis:
-        obj = parse_object(data, "genesis data")
-        return cls(
-            genesis_time=parse_uint(field_of(obj, "genesis_time", "genesis"), "genesis_time"),
-            genesis_validators_root=parse_hex(
-                field_of(obj, "genesis_validators_root", "genesis"), "genesis_validators_root", 32
-            ),
-            genesis_fork_version=parse_hex(
-                field_of(obj, "genesis_fork_version", "genesis"), "genesis_fork_version", 4
-            ),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Fork:
-    previous_version: bytes
-    current_version: bytes
-    epoch: int
-
-    @classmethod
-    def from_json(cls, data: Json) -> Fork:
-        obj = parse_object(data, "fork")
-        return cls(
-            previous_version=parse_hex(
-                field_of(obj, "previous_version", "fork"), "previous_version", 4
-            ),
-            current_version=parse_hex(
-                field_of(obj, "current_version", "fork"), "current_version", 4
-            ),
-            epoch=parse_uint(field_of(obj, "epoch", "fork"), "fork epoch"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class Checkpoint:
     epoch: int
     root: bytes

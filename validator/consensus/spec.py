@@ -231,7 +231,18 @@ def parse_genesis_response(body: object) -> Genesis:
 
 def parse_spec_response(body: object) -> SpecConfig:
     """``GET /eth/v1/config/spec``'s JSON body (``{"data": {...}}``)."""
-    return _parse("/eth/v1/config/spec", SpecConfig, _data(body, "/eth/v1/config/spec", dict))
+    return parse_spec_data(_data(body, "/eth/v1/config/spec", dict))
+
+
+def parse_spec_data(data: object) -> SpecConfig:
+    """The ``data`` member of ``GET /eth/v1/config/spec`` (its values as the API gives them)."""
+    return _parse("/eth/v1/config/spec", SpecConfig, data)
+
+
+def parse_state_fork_response(body: object) -> ApiFork:
+    """``GET /eth/v1/beacon/states/{state_id}/fork``'s JSON body (the same ``Fork`` object)."""
+    source = "/eth/v1/beacon/states/{state_id}/fork"
+    return _parse(source, ApiFork, _data(body, source, dict))
 
 
 def parse_fork_schedule_response(body: object) -> list[ApiFork]:
