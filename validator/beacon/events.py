@@ -27,8 +27,8 @@ from validator.beacon.metrics import REQUEST_ERRORS
 from validator.beacon.transport import EventStreamSource
 from validator.beacon.types import (
     field_of,
+    hex_field,
     parse_bool,
-    parse_hex,
     parse_object,
     parse_uint,
 )
@@ -201,7 +201,7 @@ def parse_event(topic: str, data: str) -> BeaconEvent:
         return parse_uint(field_of(obj, key, f"{topic} event"), key)
 
     def root(key: str) -> bytes:
-        return parse_hex(field_of(obj, key, f"{topic} event"), key, 32)
+        return hex_field(field_of(obj, key, f"{topic} event"), key, 32)
 
     optimistic = parse_bool(obj.get("execution_optimistic", False), "execution_optimistic")
     if topic == "head":

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from validator.beacon.errors import BeaconNodeError, MalformedResponseError
+from validator.consensus.encoding import parse_hex
 
 Json = Any
 JsonObject = dict[str, Any]
@@ -28,17 +29,13 @@ def parse_uint(value: Json, name: str) -> int:
     raise MalformedResponseError(f"{name} is not a quoted unsigned integer: {value!r:.80}")
 
 
-def parse_hex(value: Json, name: str, length: int | None = None) -> bytes:
-    """A ``0x``-prefixed hex string as bytes, optionally of an exact length."""
-    if isinstance(value, str) and value[:2] in ("0x", "0X"):
-        try:
-            raw = bytes.fromhex(value[2:])
-        except ValueError:
-            raw = None
-        if raw is not None and (length is None or len(raw) == length):
-            return raw
-    expected = f"{length}-byte " if length is not None else ""
-    raise MalformedResponseError(f"{name} is not {expected}0x-hex: {value!r:.80}")
+def hex_field(value: Json, name: str, length: int | None = None) -> bytes:
+    """A ``0x``-hex field (optionally of an exact length), by the one hex parser."""
+    try:
+        return parse_hex(value, length)
+    except ValueError:
+        expected = f"{length}-byte " if length is not None else ""
+        raise MalformedResponseError(f"{name} is not {expected}0x-hex: {value!r:.80}") from None
 
 
 def parse_bool(value: Json, name: str) -> bool:
@@ -112,7 +109,7 @@ class Checkpoint:
         obj = parse_object(data, name)
         return cls(
             epoch=parse_uint(field_of(obj, "epoch", name), f"{name} epoch"),
-            root=parse_hex(field_of(obj, "root", name), f"{name} root", 32),
+            root=hex_field(field_of(obj, "root", name), f"{name} root", 32),
         )
 
 
@@ -160,7 +157,7 @@ class ValidatorInfo:
             raise MalformedResponseError(f"validator status is not a string: {status!r:.80}")
         return cls(
             index=parse_uint(field_of(obj, "index", "validator entry"), "validator index"),
-            pubkey=parse_hex(field_of(validator, "pubkey", "validator"), "pubkey", 48),
+            pubkey=hex_field(field_of(validator, "pubkey", "validator"), "pubkey", 48),
             balance=parse_uint(field_of(obj, "balance", "validator entry"), "balance"),
             status=status,
             validator=validator,
@@ -185,7 +182,7 @@ class AttesterDuty:
             return parse_uint(field_of(obj, key, "attester duty"), key)
 
         return cls(
-            pubkey=parse_hex(field_of(obj, "pubkey", "attester duty"), "pubkey", 48),
+            pubkey=hex_field(field_of(obj, "pubkey", "attester duty"), "pubkey", 48),
             validator_index=uint("validator_index"),
             committee_index=uint("committee_index"),
             committee_length=uint("committee_length"),
@@ -205,7 +202,7 @@ class ProposerDuty:
     def from_json(cls, data: Json) -> ProposerDuty:
         obj = parse_object(data, "proposer duty")
         return cls(
-            pubkey=parse_hex(field_of(obj, "pubkey", "proposer duty"), "pubkey", 48),
+            pubkey=hex_field(field_of(obj, "pubkey", "proposer duty"), "pubkey", 48),
             validator_index=parse_uint(
                 field_of(obj, "validator_index", "proposer duty"), "validator_index"
             ),
@@ -227,7 +224,7 @@ class SyncDuty:
             "validator_sync_committee_indices",
         )
         return cls(
-            pubkey=parse_hex(field_of(obj, "pubkey", "sync duty"), "pubkey", 48),
+            pubkey=hex_field(field_of(obj, "pubkey", "sync duty"), "pubkey", 48),
             validator_index=parse_uint(
                 field_of(obj, "validator_index", "sync duty"), "validator_index"
             ),
@@ -250,7 +247,7 @@ class AttesterDuties:
     def from_body(cls, body: Json) -> AttesterDuties:
         obj = parse_object(body, "attester duties response")
         return cls(
-            dependent_root=parse_hex(
+            dependent_root=hex_field(
                 field_of(obj, "dependent_root", "attester duties"), "dependent_root", 32
             ),
             execution_optimistic=optimistic_flag(obj),
@@ -270,7 +267,7 @@ class ProposerDuties:
     def from_body(cls, body: Json) -> ProposerDuties:
         obj = parse_object(body, "proposer duties response")
         return cls(
-            dependent_root=parse_hex(
+            dependent_root=hex_field(
                 field_of(obj, "dependent_root", "proposer duties"), "dependent_root", 32
             ),
             execution_optimistic=optimistic_flag(obj),
@@ -309,7 +306,7 @@ class BlockRoot:
         obj = parse_object(body, "block root response")
         data = parse_object(data_of(obj), "block root data")
         return cls(
-            root=parse_hex(field_of(data, "root", "block root"), "root", 32),
+            root=hex_field(field_of(data, "root", "block root"), "root", 32),
             execution_optimistic=optimistic_flag(obj),
             finalized=parse_bool(obj.get("finalized", False), "finalized"),
         )
