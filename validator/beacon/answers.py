@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from validator.beacon.errors import MalformedResponseError
 from validator.beacon.transport import SSZ, Answer
 from validator.beacon.types import (
-    ProducedBlock,
+    ProposalAnswer,
     VersionedData,
     data_of,
     field_of,
@@ -56,7 +56,7 @@ def _version_string(value: Any, name: str) -> str:
     raise MalformedResponseError(f"{name} is not a consensus version: {value!r:.40}")
 
 
-def produced_block_from(answer: Answer) -> ProducedBlock:
+def produced_block_from(answer: Answer) -> ProposalAnswer:
     headers = answer.headers
     header_version = headers.get(CONSENSUS_VERSION)
     header_blinded = _bool_header(headers.get(PAYLOAD_BLINDED), PAYLOAD_BLINDED)
@@ -74,7 +74,7 @@ def produced_block_from(answer: Answer) -> ProducedBlock:
                 "an SSZ block needs the Eth-Consensus-Version, Eth-Execution-Payload-Blinded, "
                 "Eth-Execution-Payload-Value and Eth-Consensus-Block-Value headers"
             )
-        return ProducedBlock(
+        return ProposalAnswer(
             version=_version_string(header_version, CONSENSUS_VERSION),
             blinded=header_blinded,
             execution_payload_value=header_payload_value,
@@ -85,7 +85,7 @@ def produced_block_from(answer: Answer) -> ProducedBlock:
     blinded = parse_bool(
         field_of(body, "execution_payload_blinded", "block"), "execution_payload_blinded"
     )
-    return ProducedBlock(
+    return ProposalAnswer(
         version=_agree(
             header_version,
             _version_string(field_of(body, "version", "block"), "version"),

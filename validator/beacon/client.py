@@ -35,7 +35,7 @@ from validator.beacon.types import (
     BlockRoot,
     FinalityCheckpoints,
     JsonObject,
-    ProducedBlock,
+    ProposalAnswer,
     ProposerDuties,
     ProposerPreparation,
     PublishResult,
@@ -315,7 +315,7 @@ class BeaconNodeClient(BeaconTransport):
         skip_randao_verification: bool = False,
         builder_boost_factor: int | None = None,
         ssz: bool = False,
-    ) -> ProducedBlock:
+    ) -> ProposalAnswer:
         """An unsigned block (full or blinded) for ``slot``.
 
         ``ssz`` asks for SSZ bytes first (JSON still accepted if that is what the

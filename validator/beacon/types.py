@@ -313,11 +313,13 @@ class BlockRoot:
 
 
 @dataclass(frozen=True, slots=True)
-class ProducedBlock:
-    """An unsigned block from ``GET /eth/v3/validator/blocks/{slot}``.
+class ProposalAnswer:
+    """The answer of ``GET /eth/v3/validator/blocks/{slot}``, not yet decoded.
 
     Exactly one of ``data`` (the JSON ``data``: block contents, or a blinded
-    block) and ``ssz`` (the raw SSZ bytes) is set.
+    block) and ``ssz`` (the raw SSZ bytes) is set. The proposer decodes it into
+    the one produced-block model, ``validator.consensus.ssz.blocks.ProducedBlock``
+    (a block that cannot be decoded is refused there, not failed over).
     """
 
     version: str

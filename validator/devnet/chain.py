@@ -64,7 +64,7 @@ def genesis_block_record(genesis_validators_root: bytes) -> BlockRecord:
 
 
 @dataclass(frozen=True)
-class ProducedBlock:
+class OfferedBlock:
     """A block this chain built for a proposer (kept to recognise it when it comes back)."""
 
     slot: int
@@ -115,7 +115,7 @@ class DevnetChain:
         self.sync_pool = SyncMessagePool()
         self.fee_recipients: dict[int, bytes] = {}
         self.registrations: dict[int, tuple[bytes, int]] = {}
-        self.produced: dict[bytes, ProducedBlock] = {}
+        self.produced: dict[bytes, OfferedBlock] = {}
         self.aggregate_cache: dict[tuple[object, ...], tuple[int, asyncio.Future[bytes]]] = {}
         """Pool key -> (signatures aggregated, aggregate); see ``production._cached_aggregate``."""
         self.served_proposers: dict[int, set[int]] = {}
@@ -236,7 +236,7 @@ class DevnetChain:
         registered = self.registrations.get(validator_index)
         return registered[1] if registered else DEFAULT_GAS_LIMIT
 
-    def remember_produced(self, produced: ProducedBlock) -> None:
+    def remember_produced(self, produced: OfferedBlock) -> None:
         self.produced[produced.root] = produced
         floor = produced.slot - 2 * self.slots_per_epoch
         for root in [r for r, p in self.produced.items() if p.slot < floor]:

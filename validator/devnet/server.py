@@ -34,7 +34,7 @@ from validator.devnet.api_http import (
 )
 from validator.devnet.apierrors import ApiError, indexed_error_body
 from validator.devnet.block_intake import publish_block, verify_randao_for_production
-from validator.devnet.chain import FORK, DevnetChain, ProducedBlock
+from validator.devnet.chain import FORK, DevnetChain, OfferedBlock
 from validator.devnet.events import parse_topics, stream_events
 from validator.devnet.intake import (
     submit_aggregates,
@@ -142,7 +142,7 @@ class BeaconApi(ChainQueries):
         block_slot = slot if chain.faults is None else chain.faults.block_slot(slot, proposer)
         plan = await plan_block(chain, block_slot, proposer, randao_reveal, graffiti)
         block, root = await asyncio.to_thread(assemble_block, plan)
-        chain.remember_produced(ProducedBlock(block_slot, proposer, root, block, plan.included))
+        chain.remember_produced(OfferedBlock(block_slot, proposer, root, block, plan.included))
         contents = block_contents(block)
         headers = {
             "Eth-Consensus-Version": FORK.value,
