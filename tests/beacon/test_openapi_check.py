@@ -22,11 +22,10 @@ from validator.devnet.openapi_check import (
     HttpResponseParts,
     SpecLoadError,
     SpecViolation,
-    StrictClientChecker,
-    StrictServerChecker,
     default_spec_dir,
     load_beacon_api_spec,
 )
+from validator.devnet.openapi_checkers import StrictClientChecker, StrictServerChecker
 
 JSON = {"Content-Type": "application/json"}
 DUTIES_REQUEST = HttpRequestParts("POST", "/eth/v1/validator/duties/attester/3", (), JSON, b'["1"]')

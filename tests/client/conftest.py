@@ -12,7 +12,8 @@ import pytest
 from tests.client.duty_node import DutyNode
 from tests.official_vectors import official_vectors
 from validator.devnet.keys import write_interop_keystores
-from validator.devnet.openapi_check import BeaconApiSpec, StrictClientChecker, load_beacon_api_spec
+from validator.devnet.openapi_check import BeaconApiSpec, load_beacon_api_spec
+from validator.devnet.openapi_checkers import StrictClientChecker
 from validator.service import RunOptions, ValidatorService
 
 

@@ -377,7 +377,8 @@ def _slot_at(ready: dict[str, Any], seconds_per_slot: float, now: float) -> int:
 
 
 def _strict_middlewares() -> list[Any]:
-    from validator.devnet.openapi_check import StrictClientChecker, load_beacon_api_spec
+    from validator.devnet.openapi_check import load_beacon_api_spec
+    from validator.devnet.openapi_checkers import StrictClientChecker
 
     return [StrictClientChecker(load_beacon_api_spec())]
 

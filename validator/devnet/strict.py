@@ -17,7 +17,8 @@ from aiohttp import web
 
 from validator.devnet.api_http import Handler
 from validator.devnet.chain import DevnetChain
-from validator.devnet.openapi_check import StrictServerChecker, Violation, load_beacon_api_spec
+from validator.devnet.openapi_check import load_beacon_api_spec
+from validator.devnet.openapi_checkers import StrictServerChecker, Violation
 
 log = logging.getLogger("validator.devnet")
 

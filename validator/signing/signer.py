@@ -14,6 +14,11 @@ attestations are slashable; for them the order is fixed:
 
 A message refused or not recorded at any step is not signed. Signing and record
 calls run in threads (they block); docs/signing.md describes the rules.
+
+Why one module of about 600 lines: it is the only path to a signature, and the
+check-record-sign order above must be read, and reviewed, as one piece for
+every kind; the parts that stand alone (keys, guards, types, blocking calls)
+are already their own modules beside it.
 """
 
 from __future__ import annotations
