@@ -242,9 +242,9 @@ def bench_list(args: argparse.Namespace) -> None:
     from keymanager.api import KeymanagerContext, bound_port, start_keymanager_server
     from keymanager.store import ValidatorStore
     from slashing_protection import SlashingProtection
-    from validator.chain_preset import SimulatedChainConfig
-    from validator.interop import interop_secret_keys
-    from validator.signer import Signer
+    from validator.consensus.chain_preset import SimulatedChainConfig
+    from validator.consensus.interop import interop_secret_keys
+    from validator.signing.signer import Signer
 
     root = bytes(range(32))
     chain = SimulatedChainConfig(genesis_time=1_700_000_000, genesis_validators_root=root)

@@ -9,7 +9,7 @@ process-wide defaults that GET answers for keys without their own settings.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from aiohttp import web
 
@@ -20,9 +20,15 @@ from keymanager.api import (
     bound_port,
     start_keymanager_server,
 )
+from keymanager.store import ValidatorStore
+from slashing_protection import SlashingProtection
+from validator.beacon import BeaconNodeClient
+from validator.consensus.spec import ChainSpec
+from validator.signing.signer import Signer
 
-if TYPE_CHECKING:
-    from validator.service import ValidatorService
+
+class KeymanagerStartError(Exception):
+    """The API cannot be served; the message is one line an operator can act on."""
 
 
 class KeymanagerServer:
@@ -36,34 +42,35 @@ class KeymanagerServer:
         await self._runner.cleanup()
 
 
-async def start_keymanager(service: ValidatorService) -> KeymanagerServer:
-    """Serve the Keymanager API for ``service``; StartupError when it cannot."""
-    from validator.service import StartupError
-
-    options = service.options
-    assert service.record is not None and service.signer is not None
-    assert service.chain is not None and service.client is not None
+async def start_keymanager(
+    *,
+    store: ValidatorStore,
+    record: SlashingProtection,
+    signer: Signer,
+    chain: ChainSpec,
+    client: BeaconNodeClient,
+    address: str,
+    port: int,
+    token_file: Path | None,
+    default_fee_recipient: bytes | None,
+    default_graffiti: str,
+) -> KeymanagerServer:
+    """Serve the Keymanager API over these parts; KeymanagerStartError when it cannot."""
     context = KeymanagerContext(
-        store=service.store,
-        record=service.record,
-        signer=service.signer,
-        chain=service.chain,
-        resolve_validator_index=beacon_index_resolver(service.client),
-        default_fee_recipient=options.suggested_fee_recipient,
-        default_graffiti=options.graffiti or "",
+        store=store,
+        record=record,
+        signer=signer,
+        chain=chain,
+        resolve_validator_index=beacon_index_resolver(client),
+        default_fee_recipient=default_fee_recipient,
+        default_graffiti=default_graffiti,
     )
     try:
-        runner = await start_keymanager_server(
-            context,
-            options.keymanager_address,
-            options.keymanager_port,
-            options.keymanager_token_file,
-        )
+        runner = await start_keymanager_server(context, address, port, token_file)
     except TokenFileError as error:
-        raise StartupError(f"--keymanager: {error}") from None
+        raise KeymanagerStartError(f"--keymanager: {error}") from None
     except OSError as error:
-        raise StartupError(
-            f"cannot serve the Keymanager API on {options.keymanager_address}:"
-            f"{options.keymanager_port}: {error.strerror or error}"
+        raise KeymanagerStartError(
+            f"cannot serve the Keymanager API on {address}:{port}: {error.strerror or error}"
         ) from None
     return KeymanagerServer(runner)

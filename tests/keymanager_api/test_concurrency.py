@@ -19,7 +19,7 @@ from keymanager.api.server import CHANGES_KEY
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection
 from tests.keymanager_api.support import Api, hex_pubkey, history, import_body, pubkey
-from validator.signer import Signer
+from validator.signing.signer import Signer
 
 REQUEST = contextvars.ContextVar[str]("request", default="?")
 

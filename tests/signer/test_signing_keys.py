@@ -14,10 +14,10 @@ from prometheus_client import REGISTRY
 import crypto_backend
 from slashing_protection import SlashingProtection
 from tests.signer.support import CryptoSpy, attestation_data
-from validator.interop import interop_keypair
-from validator.signer import Signer
-from validator.signing_keys import KeyMismatchError
-from validator.signing_types import AttestationRequest, RefusalReason, SigningRefusedError
+from validator.consensus.interop import interop_keypair
+from validator.signing.keys import KeyMismatchError
+from validator.signing.signer import Signer
+from validator.signing.types import AttestationRequest, RefusalReason, SigningRefusedError
 
 WAIT = 10.0  # seconds; bounds every wait on a thread
 
