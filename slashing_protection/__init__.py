@@ -17,11 +17,11 @@ from slashing_protection.errors import (
     SlashingProtectionError,
 )
 from slashing_protection.interchange import ParsedInterchange, parse_interchange
-from slashing_protection.record import INIT_FLAG, LOCK_FILE, RECORD_FILE, SlashingProtection
+from slashing_protection.record import LOCK_FILE, RECORD_FILE, SlashingProtection
 from slashing_protection.rule import Watermark
+from slashing_protection.verdict import RecordRefusal, Verdict
 
 __all__ = [
-    "INIT_FLAG",
     "LOCK_FILE",
     "RECORD_FILE",
     "ChainMismatchError",
@@ -32,10 +32,12 @@ __all__ = [
     "RecordCorruptError",
     "RecordLockedError",
     "RecordMissingError",
+    "RecordRefusal",
     "RecordUnreadableError",
     "RecordWriteError",
     "SlashingProtection",
     "SlashingProtectionError",
+    "Verdict",
     "Watermark",
     "parse_interchange",
 ]

@@ -27,18 +27,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "bench": frozenset({"validator", "keymanager", "slashing_protection", "crypto_backend"}),
 }
 
-# The single known violation: keymanager/api still imports validator in this branch.
-# Another branch of issue 10 replaces it with a protocol keymanager defines; the
-# merge empties this set and deletes the shims validator/spec.py,
-# validator/signing_types.py and validator/ssz.py that keep these imports working.
-KNOWN_AGAINST_DIRECTION = frozenset(
-    {
-        ("keymanager.api.context", "validator.spec"),
-        ("keymanager.api.server", "validator.signing_types"),
-        ("keymanager.api.server", "validator.spec"),
-        ("keymanager.api.server", "validator.ssz"),
-    }
-)
+KNOWN_AGAINST_DIRECTION: frozenset[tuple[str, str]] = frozenset()
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

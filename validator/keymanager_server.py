@@ -5,10 +5,15 @@ slashing-protection history, per-key settings, voluntary exits) is
 ``keymanager.api``'s. This module starts it on the running service: its key
 store, record, signer and chain, the beacon node for validator indices, and the
 process-wide defaults that GET answers for keys without their own settings.
+``KeymanagerSigning`` is the validator's side of ``keymanager.api``'s
+``KeymanagerSigner`` protocol: keymanager imports nothing of the validator, so
+the exit's SSZ type, the chain's clock and the signer's refusals are turned
+into what it asks for here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from aiohttp import web
@@ -20,15 +25,49 @@ from keymanager.api import (
     bound_port,
     start_keymanager_server,
 )
+from keymanager.errors import ExitRefusedError, NoCurrentEpochError
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection
 from validator.beacon import BeaconNodeClient
-from validator.consensus.spec import ChainSpec
+from validator.consensus.spec import ChainSpec, ChainSpecError
+from validator.consensus.ssz import VoluntaryExit
 from validator.signing.signer import Signer
+from validator.signing.types import RefusalReason, SigningRefusedError
 
 
 class KeymanagerStartError(Exception):
     """The API cannot be served; the message is one line an operator can act on."""
+
+
+class KeymanagerSigning:
+    """``keymanager.api.KeymanagerSigner`` over the validator's signer (and its chain)."""
+
+    def __init__(self, signer: Signer) -> None:
+        self._signer = signer
+
+    async def add_keys(self, keys: Mapping[bytes, int]) -> None:
+        await self._signer.add_keys(keys)
+
+    async def remove_keys(self, pubkeys: Iterable[bytes]) -> list[bytes]:
+        return await self._signer.remove_keys(pubkeys)
+
+    def has_key(self, pubkey: bytes) -> bool:
+        return self._signer.has_key(pubkey)
+
+    def current_epoch(self) -> int:
+        try:
+            return self._signer.chain.current_epoch()
+        except ChainSpecError as error:
+            raise NoCurrentEpochError(str(error)) from None
+
+    async def sign_voluntary_exit(self, pubkey: bytes, epoch: int, validator_index: int) -> bytes:
+        voluntary_exit = VoluntaryExit(epoch=epoch, validator_index=validator_index)
+        try:
+            signed = await self._signer.sign_voluntary_exit(pubkey, voluntary_exit)
+        except SigningRefusedError as refused:
+            unknown = refused.reason in (RefusalReason.UNKNOWN_KEY, RefusalReason.KEY_REMOVED)
+            raise ExitRefusedError(str(refused.refusal), key_unknown=unknown) from None
+        return bytes(signed.signature)
 
 
 class KeymanagerServer:
@@ -59,8 +98,8 @@ async def start_keymanager(
     context = KeymanagerContext(
         store=store,
         record=record,
-        signer=signer,
-        chain=chain,
+        signer=KeymanagerSigning(signer),
+        genesis_validators_root=chain.genesis_validators_root,
         resolve_validator_index=beacon_index_resolver(client),
         default_fee_recipient=default_fee_recipient,
         default_graffiti=default_graffiti,

@@ -162,6 +162,8 @@ class ValidatorService:
                 chain.genesis_validators_root,
                 register=register,
                 create=options.init_slashing_protection,
+                missing_hint="if these keys have never signed anywhere, start once with "
+                "--init-slashing-protection",
             )
         except SlashingProtectionError as error:
             raise StartupError(str(error)) from None

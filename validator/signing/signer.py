@@ -33,7 +33,8 @@ from typing import Protocol
 from remerkleable.core import View
 
 import crypto_backend
-from slashing_protection import SlashingProtectionError
+from slashing_protection import RecordRefusal, SlashingProtectionError, Verdict
+from slashing_protection.blocking import run_to_completion
 from validator.consensus.signing_roots import (
     aggregate_and_proof_signing_root,
     attestation_signing_root,
@@ -60,7 +61,6 @@ from validator.metrics import (
     SIGNATURE_REFUSALS,
     SIGNATURES,
 )
-from validator.signing.blocking import run_to_completion
 from validator.signing.guards import (
     DEFAULT_FAR_FUTURE_MARGIN_EPOCHS,
     check_attestation_epochs,
@@ -85,47 +85,31 @@ log = logging.getLogger("validator.signer")
 class SlashingRecord(Protocol):
     """What the signer uses of ``slashing_protection.SlashingProtection`` (blocking calls)."""
 
-    def contains(self, pubkey: bytes) -> bool: ...
+    def block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
 
-    def block_allowed(self, pubkey: bytes, slot: int) -> bool: ...
+    def record_block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
 
-    def attestation_allowed(self, pubkey: bytes, source: int, target: int) -> bool: ...
-
-    def record_block(self, pubkey: bytes, slot: int) -> bool: ...
-
-    def record_attestations(self, items: Sequence[tuple[bytes, int, int]]) -> list[bool]: ...
+    def record_attestations_verdicts(
+        self, items: Sequence[tuple[bytes, int, int]]
+    ) -> list[Verdict]: ...
 
 
-def _refused_by_record(record: SlashingRecord, pubkey: bytes, still_allowed: bool) -> Refusal:
-    """Why the record answered False, judged after the fact.
-
-    Watermarks never go down, so a message the record would allow now was
-    refused only because its write failed; one it would not allow is slashable.
-    """
-    if not record.contains(pubkey):
-        return Refusal(
-            RefusalReason.NOT_REGISTERED,
-            "the slashing-protection record has no entry for this key",
-        )
-    if still_allowed:
-        return Refusal(
-            RefusalReason.RECORD_WRITE_FAILED,
-            "the slashing-protection record could not be written",
-        )
-    return Refusal(RefusalReason.SLASHABLE, "the slashing-protection record refuses it")
+# The record's reason for a refusal, as the signer reports it.
+_RECORD_REFUSALS = {
+    RecordRefusal.NOT_REGISTERED: Refusal(
+        RefusalReason.NOT_REGISTERED, "the slashing-protection record has no entry for this key"
+    ),
+    RecordRefusal.WRITE_FAILED: Refusal(
+        RefusalReason.RECORD_WRITE_FAILED, "the slashing-protection record could not be written"
+    ),
+    RecordRefusal.SLASHABLE: Refusal(
+        RefusalReason.SLASHABLE, "the slashing-protection record refuses it"
+    ),
+}
 
 
-def _classify_block_refusal(record: SlashingRecord, pubkey: bytes, slot: int) -> Refusal:
-    return _refused_by_record(record, pubkey, record.block_allowed(pubkey, slot))
-
-
-def _classify_attestation_refusals(
-    record: SlashingRecord, items: Sequence[tuple[bytes, int, int]]
-) -> list[Refusal]:
-    return [
-        _refused_by_record(record, pubkey, record.attestation_allowed(pubkey, source, target))
-        for pubkey, source, target in items
-    ]
+def _refused_by_record(verdict: Verdict) -> Refusal | None:
+    return None if verdict.reason is None else _RECORD_REFUSALS[verdict.reason]
 
 
 def _sign_grouped(groups: Mapping[bytes, Sequence[int]]) -> dict[bytes, list[bytes]]:
@@ -198,11 +182,8 @@ class Signer:
         refusal = self._block_precheck(pubkey, slot)
         if refusal is None:
             try:
-                allowed = await run_to_completion(self._record.block_allowed, pubkey, slot)
-                if not allowed:
-                    refusal = await run_to_completion(
-                        _classify_block_refusal, self._record, pubkey, slot
-                    )
+                verdict = await run_to_completion(self._record.block_verdict, pubkey, slot)
+                refusal = _refused_by_record(verdict)
             except SlashingProtectionError as error:
                 refusal = Refusal(RefusalReason.RECORD_UNAVAILABLE, str(error))
         if refusal is not None:
@@ -262,9 +243,8 @@ class Signer:
 
     async def _record_block(self, pubkey: bytes, slot: int) -> Refusal | None:
         try:
-            if await run_to_completion(self._record.record_block, pubkey, slot):
-                return None
-            return await run_to_completion(_classify_block_refusal, self._record, pubkey, slot)
+            verdict = await run_to_completion(self._record.record_block_verdict, pubkey, slot)
+            return _refused_by_record(verdict)
         except SlashingProtectionError as error:
             return Refusal(RefusalReason.RECORD_UNAVAILABLE, str(error))
 
@@ -344,22 +324,21 @@ class Signer:
             for index, verdict in candidates
         ]
         try:
-            verdicts = await run_to_completion(self._record.record_attestations, items)
-            refused = [position for position, allowed in enumerate(verdicts) if not allowed]
-            refusals = await run_to_completion(
-                _classify_attestation_refusals, self._record, [items[p] for p in refused]
-            )
+            verdicts = await run_to_completion(self._record.record_attestations_verdicts, items)
         except SlashingProtectionError as error:
             unavailable = Refusal(RefusalReason.RECORD_UNAVAILABLE, str(error))
             for index, _ in candidates:
                 results[index] = SigningResult(requests[index].pubkey, refusal=unavailable)
             return []
-        for position, refusal in zip(refused, refusals, strict=True):
-            index = candidates[position][0]
-            results[index] = SigningResult(requests[index].pubkey, refusal=refusal)
-        return [
-            candidate for candidate, allowed in zip(candidates, verdicts, strict=True) if allowed
-        ]
+        recorded = []
+        for candidate, verdict in zip(candidates, verdicts, strict=True):
+            refusal = _refused_by_record(verdict)
+            if refusal is None:
+                recorded.append(candidate)
+            else:
+                index = candidate[0]
+                results[index] = SigningResult(requests[index].pubkey, refusal=refusal)
+        return recorded
 
     # ------------------------------------------------------------------ not slashable, one key
 

@@ -1,4 +1,11 @@
-"""Run blocking work off the event loop, and never let a cancellation outrun it."""
+"""Calling the blocking record from asyncio, never letting a cancellation outrun the call.
+
+The record's methods block (a durable write is an fsync or two). A caller on an event
+loop runs them in a thread; with a plain `asyncio.to_thread`, cancelling the caller would
+let it go on (release a key hold or the Keymanager's key-change lock, say) while the
+write still runs. `run_to_completion` waits for the thread first. The signer (its record
+calls and signatures) and the Keymanager API (its record and key-file changes) use it.
+"""
 
 from __future__ import annotations
 
