@@ -44,7 +44,9 @@ from slashing_protection import (
     SlashingProtectionError,
     parse_interchange,
 )
-from slashing_protection.interchange import _GiveUp, _parse_exact, _parse_fast
+from slashing_protection.interchange.exact import parse_exact as _parse_exact
+from slashing_protection.interchange.fast import GiveUp as _GiveUp
+from slashing_protection.interchange.fast import parse_fast as _parse_fast
 from tests.keymanager_api.support import GENESIS_TIME, GVR, TOKEN, history, import_body
 from tests.official_vectors import official_vectors
 from tests.sp_support import ROOT, entry, interchange, pubkey
@@ -226,6 +228,7 @@ class _Server:
         from aiohttp import web
 
         from validator.consensus.chain_preset import SimulatedChainConfig
+        from validator.keymanager_server import KeymanagerSigning
         from validator.signing.signer import Signer
 
         self.directory = directory
@@ -244,8 +247,8 @@ class _Server:
             context = KeymanagerContext(
                 store=ValidatorStore(directory),
                 record=self.record,
-                signer=Signer(chain, self.record),
-                chain=chain,
+                signer=KeymanagerSigning(Signer(chain, self.record)),
+                genesis_validators_root=chain.genesis_validators_root,
                 resolve_validator_index=no_index,
             )
             self._runner = web.AppRunner(create_app(context, TOKEN))
