@@ -244,7 +244,7 @@ def parse_settings(data: bytes, path: Path) -> SettingsFile:
         )
     try:
         document = json.loads(data.decode("utf-8"), object_pairs_hook=_reject_duplicate_keys)
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:  # deep nesting: Recursion
         raise SettingsFileError(f"{path}: not valid JSON: {error}") from None
     if isinstance(document, dict) and document.get("version") != SETTINGS_VERSION:
         raise SettingsFileError(

@@ -25,6 +25,7 @@ from slashing_protection.errors import (
     SlashingProtectionError,
 )
 from slashing_protection.interchange import parse_pubkey
+from slashing_protection.lock import remove_created, topmost_missing
 from slashing_protection.record import SlashingProtection
 
 app = typer.Typer(
@@ -109,13 +110,19 @@ def import_command(
             size = file.stat().st_size
         except OSError as exc:
             raise InterchangeReadError(f"cannot read {file}: {exc.strerror or exc}") from None
-        with SlashingProtection.open_offline(validators_dir, create_directory=True) as record:
-            with _progress(size, f"importing {file.name}") as progress:
-                covered = record.import_interchange(file, progress=progress)
-            typer.echo(
-                f"imported the history of {len(covered)} key(s) from {file} into {record.path} "
-                f"(genesis_validators_root 0x{record.genesis_validators_root.hex()})"
-            )
+        created = topmost_missing(validators_dir)  # removed again if the import fails
+        try:
+            with SlashingProtection.open_offline(validators_dir, create_directory=True) as record:
+                with _progress(size, f"importing {file.name}") as progress:
+                    covered = record.import_interchange(file, progress=progress)
+        except BaseException:
+            if created is not None:
+                remove_created(validators_dir, created)
+            raise
+        typer.echo(
+            f"imported the history of {len(covered)} key(s) from {file} into {record.path} "
+            f"(genesis_validators_root 0x{record.genesis_validators_root.hex()})"
+        )
 
 
 @app.command("export")

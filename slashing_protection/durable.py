@@ -28,15 +28,25 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def write_durably(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+class DirectorySyncError(OSError):
+    """The rename succeeded but the directory could not be flushed: the new content is
+    at `path` now and may or may not survive a power loss."""
+
+
+def write_durably(
+    path: Path, data: bytes, *, mode: int = 0o600, temp: Path | None = None
+) -> None:
     """Replace `path` with `data` durably.
 
-    The temp file is created fresh with O_EXCL (after removing any leftover), so
-    it never inherits an old file's mode and is never written through a symlink.
+    The temp file (`temp`, by default `temp_path_for(path)`) is created fresh with O_EXCL
+    (after removing any leftover), so it never inherits an old file's mode and is never
+    written through a symlink. Raises DirectorySyncError when only the final directory
+    flush failed (the new content is then in place), another OSError when `path` still
+    holds its previous content.
     """
     path = Path(path)
     directory = path.parent
-    temp = temp_path_for(path)
+    temp = temp_path_for(path) if temp is None else temp
     try:
         os.unlink(temp)
     except FileNotFoundError:
@@ -59,7 +69,10 @@ def write_durably(path: Path, data: bytes, *, mode: int = 0o600) -> None:
         except OSError:
             pass
         raise
-    fsync_directory(directory)
+    try:
+        fsync_directory(directory)
+    except OSError as exc:
+        raise DirectorySyncError(exc.errno, exc.strerror, str(directory)) from exc
 
 
 def remove_durably(path: Path) -> bool:

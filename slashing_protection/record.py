@@ -29,9 +29,7 @@ from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
 
-import filelock
-
-from slashing_protection.durable import write_durably
+from slashing_protection.durable import DirectorySyncError, write_durably
 from slashing_protection.entries import (
     Entries,
     check_columns,
@@ -57,6 +55,7 @@ from slashing_protection.interchange import (
     render_minimal,
     write_minimal,
 )
+from slashing_protection.lock import DirectoryLock, LockLostError, unique_temp_path
 from slashing_protection.metrics import WRITE_FAILURES, WRITE_SECONDS
 from slashing_protection.record_file import (
     LOCK_FILE,
@@ -94,10 +93,11 @@ DEFAULT_MISSING_HINT = (
 class SlashingProtection:
     """The minimal EIP-3076 record of one validators directory (see the module docstring)."""
 
-    def __init__(self, directory: Path, lock: filelock.BaseFileLock) -> None:
+    def __init__(self, directory: Path, lock: DirectoryLock) -> None:
         """Use `open` or `open_offline`."""
         self._directory = directory
         self._path = directory / RECORD_FILE
+        self._temp = unique_temp_path(self._path)  # this process's own (lock.py)
         self._file_lock = lock
         self._mutex = threading.Lock()
         self._closed = False
@@ -190,7 +190,7 @@ class SlashingProtection:
         """Release the lock; the object refuses everything afterwards."""
         with self._mutex:
             self._closed = True
-        self._file_lock.release(force=True)
+        self._file_lock.release()
 
     def __enter__(self) -> SlashingProtection:
         return self
@@ -473,7 +473,25 @@ class SlashingProtection:
         document = buffer.getvalue()
         started = time.perf_counter()
         try:
-            write_durably(self._path, document)
+            self._file_lock.check()  # lock.py: never write once another may hold the directory
+            write_durably(self._path, document, temp=self._temp)
+        except LockLostError as lost:
+            WRITE_FAILURES.inc()
+            log.error("%s", lost)
+            raise RecordWriteError(f"{lost}; nothing was signed or changed") from None
+        except DirectorySyncError as exc:
+            # The new file is in place and may survive a crash, so memory takes it too:
+            # later checks must never judge against the older, lower state.
+            WRITE_FAILURES.inc()
+            self._entries = entries
+            self._root, self._on_disk = root, True
+            log.error("the slashing-protection record %s was replaced, but the directory "
+                      "could not be flushed: %s", self._path, exc)
+            raise RecordWriteError(
+                f"could not flush the directory of {self._path} after replacing the record "
+                f"({exc.strerror or exc}); the new record is in use, but this change answers "
+                "as not recorded: nothing was signed for it"
+            ) from exc
         except OSError as exc:
             WRITE_FAILURES.inc()
             log.error("could not write the slashing-protection record %s: %s", self._path, exc)

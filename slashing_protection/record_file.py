@@ -15,18 +15,16 @@ import os
 import stat
 from pathlib import Path
 
-import filelock
-
-from slashing_protection.durable import remove_durably, temp_path_for
+from slashing_protection.durable import remove_durably
 from slashing_protection.entries import Entries, to_internal
 from slashing_protection.errors import (
     ChainMismatchError,
     InterchangeFormatError,
     RecordCorruptError,
-    RecordLockedError,
     RecordUnreadableError,
 )
 from slashing_protection.interchange import parse_interchange
+from slashing_protection.lock import DirectoryLock, leftover_temp_paths
 
 RECORD_FILE = "slashing_protection.json"
 LOCK_FILE = "slashing_protection.lock"
@@ -34,7 +32,7 @@ LOCK_FILE = "slashing_protection.lock"
 log = logging.getLogger("slashing_protection")
 
 
-def lock_directory(directory: Path, *, create_directory: bool) -> filelock.BaseFileLock:
+def lock_directory(directory: Path, *, create_directory: bool) -> DirectoryLock:
     """The directory's exclusive lock, taken (RecordLockedError when another process holds it)."""
     if create_directory:
         try:
@@ -47,37 +45,26 @@ def lock_directory(directory: Path, *, create_directory: bool) -> filelock.BaseF
         raise RecordUnreadableError(
             f"the validators directory {directory} does not exist or is not a directory"
         )
-    lock = filelock.UnixFileLock(
-        directory / LOCK_FILE, mode=0o600, thread_local=False, fallback_to_soft=False
-    )
-    try:
-        lock.acquire(blocking=False)
-    except filelock.Timeout:
-        raise RecordLockedError(directory) from None
-    except OSError as exc:
-        raise RecordUnreadableError(
-            f"cannot lock {directory / LOCK_FILE}: {exc.strerror or exc}; the validators "
-            "directory must be writable"
-        ) from None
-    return lock
+    return DirectoryLock.acquire(directory)  # lock.py: the directory and the lock file
 
 
 def remove_leftover(path: Path) -> bool:
-    """Remove the temp file an interrupted write of `path` left; True when there was one."""
-    temp = temp_path_for(path)
-    if not os.path.lexists(temp):
-        return False
-    try:
-        remove_durably(temp)
-    except OSError as exc:
-        raise RecordUnreadableError(
-            f"cannot remove {temp}, left by an interrupted write ({exc.strerror}); "
-            "remove it by hand (the record itself is not affected)"
-        ) from None
-    log.warning(
-        "removed %s, left by a write that was interrupted; the record itself is intact", temp
-    )
-    return True
+    """Remove the temp files interrupted writes of `path` left (any process's: lock.py);
+    True when there was one."""
+    removed = False
+    for temp in leftover_temp_paths(path):
+        try:
+            remove_durably(temp)
+        except OSError as exc:
+            raise RecordUnreadableError(
+                f"cannot remove {temp}, left by an interrupted write ({exc.strerror}); "
+                "remove it by hand (the record itself is not affected)"
+            ) from None
+        log.warning(
+            "removed %s, left by a write that was interrupted; the record itself is intact", temp
+        )
+        removed = True
+    return removed
 
 
 def load_entries(path: Path, expected_root: bytes | None) -> tuple[bytes, Entries] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -242,8 +243,8 @@ def test_a_written_document_never_changes_afterwards(
     real_write = record_module.write_durably
     kept: list[tuple[bytes, bytes]] = []
 
-    def keeping_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
-        real_write(path, data, mode=mode)
+    def keeping_write(path: Path, data: bytes, **options: Any) -> None:
+        real_write(path, data, **options)
         kept.append((data, bytes(data)))  # the object handed out, and a copy of it now
 
     monkeypatch.setattr(record_module, "write_durably", keeping_write)

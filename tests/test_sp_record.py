@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -116,9 +117,9 @@ def test_batch_is_one_durable_write(
     writes: list[int] = []
     real_write = record_module.write_durably
 
-    def counting_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+    def counting_write(path: Path, data: bytes, **options: Any) -> None:
         writes.append(len(data))
-        real_write(path, data, mode=mode)
+        real_write(path, data, **options)
 
     monkeypatch.setattr(record_module, "write_durably", counting_write)
     assert record.record_attestations([(A, 1, 2), (B, 1, 2), (A, 1, 3)]) == [True] * 3

@@ -13,6 +13,8 @@ import logging
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 
+from keymanager.api.server_limits import DEFAULT_LIMITS, ServerLimits, start_limited_site
+
 log = logging.getLogger("validator.metrics")
 
 DEFAULT_METRICS_ADDRESS = "127.0.0.1"
@@ -28,10 +30,12 @@ class MetricsServer:
         port: int = DEFAULT_METRICS_PORT,
         *,
         registry: CollectorRegistry = REGISTRY,
+        limits: ServerLimits = DEFAULT_LIMITS,
     ) -> None:
         self.address = address
         self.port = port
         self._registry = registry
+        self._limits = limits
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
@@ -47,11 +51,10 @@ class MetricsServer:
         return response
 
     async def start(self) -> int:
-        runner = web.AppRunner(self.app(), access_log=None)
+        runner = web.AppRunner(self.app(), access_log=None, **self._limits.runner_options())
         await runner.setup()
-        site = web.TCPSite(runner, self.address, self.port)
-        try:
-            await site.start()
+        try:  # server_limits.py: connection cap and head timeout
+            site = await start_limited_site(runner, self.address, self.port, self._limits)
         except OSError as error:
             await runner.cleanup()
             raise OSError(

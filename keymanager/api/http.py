@@ -13,6 +13,8 @@ import orjson
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
+from keymanager.api.limits import body_limit_problem
+from keymanager.api.server_limits import read_body
 from keymanager.pubkeys import parse_pubkey
 
 # A request carries keystores (about 1 KiB each) and an EIP-3076 history
@@ -63,11 +65,16 @@ async def read_json(request: web.Request) -> Any:
     if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
         bad_request(_too_large(request.content_length))
     try:
-        body = await request.read()
+        body = await read_body(request)  # server_limits.py: within the body timeout
     except web.HTTPRequestEntityTooLarge:
         bad_request(_too_large(None))
+    except TimeoutError:
+        bad_request("the request body did not arrive in time; the connection is closed")
     if not body.strip():
         bad_request("the request needs a JSON body")
+    problem = body_limit_problem(body)
+    if problem is not None:
+        bad_request(problem)
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as error:

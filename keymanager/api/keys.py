@@ -7,7 +7,9 @@ Import (POST /eth/v1/keystores)
      this validator runs on; if it is not, every key answers `error` and
      nothing is written or loaded;
   2. decrypt every keystore (the decrypt pool, off the event loop); a keystore
-     that cannot be opened is bad input (400) and nothing is written;
+     that cannot be opened (wrong password, malformed) answers `error` with its
+     reason and the others go on (import_each.py); when none can be opened,
+     nothing is written;
   then, holding the key-change lock (so a DELETE cannot come in between):
   3. merge the history into the record by maximum (one durable write) before
      any key is saved, so no key can be on disk, and so load at the next start,
@@ -44,6 +46,7 @@ from enum import StrEnum
 
 from keymanager.api.context import KeymanagerContext
 from keymanager.api.http import ApiError
+from keymanager.api.import_each import prepare_each
 from keymanager.errors import (
     DuplicateKeyError,
     KeystoreError,
@@ -129,18 +132,25 @@ class KeyChanges:
                 log.warning("keystore import refused: %s", problem)
                 return [_error(problem)] * len(keystores)
         store = self._context.store
-        try:
-            prepared = await asyncio.to_thread(
-                store.prepare_imports, list(zip(keystores, passwords, strict=True))
-            )
-        except KeystoreError as error:
-            raise ApiError(400, f"{error}; nothing was imported") from None
+        # import_each.py: a keystore that cannot be opened is its own `error` (the spec's
+        # "decrypting error"); the others are imported.
+        each = await asyncio.to_thread(
+            prepare_each, store, list(zip(keystores, passwords, strict=True))
+        )
+        prepared = [item for item in each if not isinstance(item, KeystoreError)]
+        if not prepared:
+            return [_error(f"{item}; it was not imported") for item in each]
         async with self._lock:
             if history is not None:
                 problem = await self._import_history(history)
                 if problem is not None:
                     return [_error(problem)] * len(keystores)
-            return await self._save_and_load(prepared)
+            done = iter(await self._save_and_load(prepared))
+        return [
+            _error(f"{item}; it was not imported") if isinstance(item, KeystoreError)
+            else next(done)
+            for item in each
+        ]
 
     def _judge_history(self, text: str) -> tuple[ParsedInterchange | None, str | None]:
         """(the parsed interchange, None) when it may be imported, else (None, why not)."""

@@ -35,13 +35,19 @@ from keymanager.api.http import (
     pubkey_value,
     read_model,
 )
-from keymanager.api.keys import KeyChanges
+from keymanager.api.keys import KeyChanges, KeyStatus, Status
+from keymanager.api.remote_checks import pubkey_problem, url_problem
+from keymanager.api.server_limits import (
+    DEFAULT_LIMITS,
+    LIMITS_KEY,
+    ServerLimits,
+    start_limited_site,
+)
 from keymanager.api.token import load_or_create_token, token_matches
 from keymanager.errors import ExitRefusedError, NoCurrentEpochError, UnknownKeyError
-from keymanager.pubkeys import format_pubkey
+from keymanager.pubkeys import format_pubkey, parse_pubkey
 from keymanager.settings import (
     SettingsValueError,
-    check_remote_url,
     format_fee_recipient,
     parse_fee_recipient,
     parse_uint64,
@@ -243,22 +249,32 @@ async def list_remote_keys(request: web.Request) -> web.Response:
 
 async def import_remote_keys(request: web.Request) -> web.Response:
     body = await read_model(request, ImportRemoteKeysRequest)
-    keys = []
+    # remote_checks.py: a bad definition is that key's `error` (the spec lists no 400).
+    judged: list[tuple[bytes, str] | KeyStatus] = []
     for index, definition in enumerate(body.remote_keys):
-        pubkey = pubkey_value(definition.pubkey, f"remote_keys[{index}].pubkey")
-        try:
-            url = check_remote_url(definition.url)
-        except SettingsValueError as error:
-            bad_request(f"remote_keys[{index}].url: {error}")
-        keys.append((pubkey, url))
-    statuses = await request.app[CHANGES_KEY].import_remote_keys(keys)
+        pubkey, problem = pubkey_problem(definition.pubkey)
+        problem = problem or url_problem(definition.url)
+        if problem is not None or pubkey is None:
+            judged.append(KeyStatus(Status.ERROR, f"remote_keys[{index}].{problem}"))
+        else:
+            judged.append((pubkey, definition.url))
+    keys = [item for item in judged if not isinstance(item, KeyStatus)]
+    done = iter(await request.app[CHANGES_KEY].import_remote_keys(keys))
+    statuses = [item if isinstance(item, KeyStatus) else next(done) for item in judged]
     return json_response({"data": [status.to_json() for status in statuses]})
 
 
 async def delete_remote_keys(request: web.Request) -> web.Response:
     body = await read_model(request, PubkeysRequest)
-    pubkeys = _pubkeys(body.pubkeys, "pubkeys")
-    statuses = await request.app[CHANGES_KEY].delete_remote_keys(pubkeys)
+    judged: list[bytes | KeyStatus] = []
+    for index, text in enumerate(body.pubkeys):
+        try:
+            judged.append(parse_pubkey(text))
+        except ValueError as error:  # that key's `error`, not a 400 (see import above)
+            judged.append(KeyStatus(Status.ERROR, f"pubkeys[{index}]: {error}"))
+    pubkeys = [item for item in judged if isinstance(item, bytes)]
+    done = iter(await request.app[CHANGES_KEY].delete_remote_keys(pubkeys))
+    statuses = [item if isinstance(item, KeyStatus) else next(done) for item in judged]
     return json_response({"data": [status.to_json() for status in statuses]})
 
 
@@ -448,16 +464,18 @@ async def start_keymanager_server(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     token_file: Path | str | None = None,
+    limits: ServerLimits = DEFAULT_LIMITS,
 ) -> web.AppRunner:
     """Read (or create) the token, then serve the API on `host:port` until
     `await runner.cleanup()`. Raises `TokenFileError` for an unusable token file
     and `OSError` when the address cannot be bound."""
     token = load_or_create_token(context.store.validators_dir, token_file)
-    runner = web.AppRunner(create_app(context, token), access_log=None)
+    app = create_app(context, token)
+    app[LIMITS_KEY] = limits  # server_limits.py: connection cap, head and body timeouts
+    runner = web.AppRunner(app, access_log=None, **limits.runner_options())
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
     try:
-        await site.start()
+        await start_limited_site(runner, host, port, limits)
     except BaseException:
         await runner.cleanup()
         raise

@@ -1,7 +1,8 @@
 """The Keymanager API bearer token: its file, and checking a request's token.
 
-The spec asks for a hex token of at least 256 bits in a file. Without
-`--keymanager-token-file` the token lives in `api-token.txt` in the validators
+The spec asks for a hex token of at least 256 bits in a file; a shorter or
+non-hex token is refused. Without `--keymanager-token-file` the token lives in
+`api-token.txt` in the validators
 directory, created (mode 0600, written durably) with 32 random bytes when
 absent and reused across restarts. A token file that was named but cannot be
 read, or holds no usable token, is an error: the server does not start.
@@ -24,8 +25,9 @@ from slashing_protection.durable import write_durably
 TOKEN_FILE_NAME = "api-token.txt"
 TOKEN_BYTES = 32
 TOKEN_FILE_MODE = 0o600
-# Printable ASCII without spaces: it has to travel in an HTTP header.
-_USABLE_TOKEN = re.compile(r"[\x21-\x7e]{16,4096}")
+# The spec: a hex-encoded token of at least 256 bits (64 hex digits).
+MIN_TOKEN_HEX_DIGITS = 64
+_USABLE_TOKEN = re.compile(rf"[0-9a-fA-F]{{{MIN_TOKEN_HEX_DIGITS},4096}}")
 
 log = logging.getLogger("keymanager.api")
 
@@ -75,9 +77,12 @@ def _read_token(path: Path) -> str:
     except UnicodeDecodeError:
         raise TokenFileError(f"the Keymanager API token file {path} is not ASCII text") from None
     if not _USABLE_TOKEN.fullmatch(token):
+        found = f"{len(token)} characters" if token else "nothing"
         raise TokenFileError(
-            f"the Keymanager API token file {path} holds no usable token (expected one line of "
-            "16 to 4096 printable characters without spaces, such as 64 hex digits)"
+            f"the Keymanager API token file {path} holds no usable token: the Keymanager API "
+            f"standard asks for a hex-encoded token of at least 256 bits, that is at least "
+            f"{MIN_TOKEN_HEX_DIGITS} hex digits on one line, and it holds {found} (make one "
+            "with: openssl rand -hex 32)"
         )
     if stat.S_IMODE(mode) & 0o077:
         log.warning(

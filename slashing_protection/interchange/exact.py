@@ -25,13 +25,14 @@ from slashing_protection.interchange.model import (
     parse_uint,
     show,
 )
+from slashing_protection.json_guard import GuardedReader
 from slashing_protection.rule import NEVER
 
 _EXACT_BUFFER = 16 * 1024  # yajl2_c is fastest with a buffer that stays in cache
 
 
 def parse_exact(stream: IO[bytes], where: str) -> ParsedInterchange:
-    it = iter(ijson.basic_parse(stream, buf_size=_EXACT_BUFFER))
+    it = iter(ijson.basic_parse(GuardedReader(stream, where), buf_size=_EXACT_BUFFER))
     try:
         return _document(it, where)
     except ijson.JSONError as exc:

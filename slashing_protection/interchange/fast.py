@@ -27,6 +27,7 @@ from slashing_protection.interchange.model import (
     parse_hex,
     parse_pubkey,
 )
+from slashing_protection.json_guard import piece_may_pass
 from slashing_protection.rule import NEVER, UINT64_MAX
 
 _JSON_WS = b" \t\r\n"
@@ -91,6 +92,8 @@ def _fast_piece(piece: bytes | bytearray, acc: Accumulator) -> None:
     """Parse and account for a run of whole entries; GiveUp if anything is unusual."""
     if b"\\" in piece:
         raise GiveUp  # escapes could hide a repeated key from the counts below
+    if not piece_may_pass(piece):
+        raise GiveUp  # json_guard's limits; the exact parser's guard words the refusal
     entries = orjson.loads(b"[" + piece + b"]")
     keys = sum(map(len, entries))
     for entry in entries:
@@ -152,6 +155,8 @@ def parse_fast(
     if head is None:
         raise GiveUp
     metadata_text = head.group(1)
+    if not piece_may_pass(metadata_text):
+        raise GiveUp
     for key in (b'"interchange_format_version"', b'"genesis_validators_root"'):
         if metadata_text.count(key) != 1:
             raise GiveUp

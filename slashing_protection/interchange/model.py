@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from slashing_protection.errors import InterchangeFormatError
+from slashing_protection.json_guard import safe_repr
 from slashing_protection.rule import NEVER, UINT64_MAX, Watermark
 
 FORMAT_VERSION = "5"
@@ -116,5 +117,5 @@ def check_version(value: object, what: str) -> None:
 
 
 def show(value: object) -> str:
-    text = repr(value)
+    text = safe_repr(value)  # json_guard: bounded depth (a 1,000-deep array, say)
     return text if len(text) <= 60 else text[:57] + "..."

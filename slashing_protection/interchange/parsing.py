@@ -13,6 +13,7 @@ from slashing_protection.errors import InterchangeFormatError, InterchangeReadEr
 from slashing_protection.interchange.exact import parse_exact
 from slashing_protection.interchange.fast import GiveUp, parse_fast
 from slashing_protection.interchange.model import InterchangeSource, ParsedInterchange, Progress
+from slashing_protection.json_guard import parse_failures_as_format_errors
 
 
 def parse_interchange(
@@ -26,6 +27,13 @@ def parse_interchange(
     `name` is how error messages refer to the document. Raises InterchangeFormatError (or
     InterchangeReadError for a file that cannot be read).
     """
+    with parse_failures_as_format_errors(name or "the interchange"):
+        return _parse_source(source, progress, name)
+
+
+def _parse_source(
+    source: InterchangeSource, progress: Progress | None, name: str | None
+) -> ParsedInterchange:
     if isinstance(source, str):
         source = source.encode()
     if isinstance(source, bytes | bytearray | memoryview):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
@@ -57,10 +58,10 @@ async def test_a_failed_record_write_publishes_no_block_and_no_attestation(
     real_write = slashing_protection.record.write_durably
     broken = False
 
-    def write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+    def write(path: Path, data: bytes, **options: Any) -> None:
         if broken:
             raise OSError(errno.ENOSPC, "No space left on device")
-        real_write(path, data, mode=mode)
+        real_write(path, data, **options)
 
     def break_disk(slot: int) -> None:
         nonlocal broken

@@ -105,13 +105,13 @@ def test_token_file_is_created_private_random_and_reused(
 
 def test_a_named_token_file_is_used_and_must_be_usable(tmp_path: Path) -> None:
     named = tmp_path / "my-token"
-    named.write_text("  s3cret-token-of-enough-length\n")
+    named.write_text("  " + "5e" * 32 + "\n")
     named.chmod(0o600)
-    assert load_or_create_token(tmp_path, named) == "s3cret-token-of-enough-length"
+    assert load_or_create_token(tmp_path, named) == "5e" * 32
     assert not (tmp_path / TOKEN_FILE_NAME).exists()
     with pytest.raises(TokenFileError, match="cannot read"):
         load_or_create_token(tmp_path, tmp_path / "missing")
-    for bad in (b"", b"\n", b"short", b"has a space in the middle", b"\xff" * 20):
+    for bad in (b"", b"\n", b"short", b"has a space in the middle", b"\xff" * 20, b"ab" * 31):
         named.write_bytes(bad)
         with pytest.raises(TokenFileError, match=str(named)):
             load_or_create_token(tmp_path, named)
