@@ -11,9 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.client.conftest import make_validators_dir
 from tests.e2e.conftest import VALIDATORS, ChainStarter, ClientProcess, ClientStarter
-from tests.official_vectors import REPO_ROOT
+from tests.support.official_vectors import REPO_ROOT
+from tests.validator.conftest import make_validators_dir
 
 pytestmark = pytest.mark.slow
 
