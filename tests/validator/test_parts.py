@@ -1,27 +1,18 @@
-"""The duty loop's small parts: log lines, aggregator selection, settings, the metrics server."""
+"""The client's small parts: log lines, per-key settings, the metrics server."""
 
 from __future__ import annotations
 
 import io
 import logging
-from hashlib import sha256
 
 import aiohttp
 import orjson
 import pytest
 from prometheus_client import CollectorRegistry, Counter
 
-from validator.consensus.chain_preset import SimulatedChainConfig
-from validator.duties.selection import (
-    is_aggregator,
-    is_sync_committee_aggregator,
-    sync_subcommittee_indices,
-)
 from validator.key_settings import KeyOverrides, ProposerSettings, parse_fee_recipient
 from validator.logs import LogFormat, configure_logging, log_duty
 from validator.metrics_server import MetricsServer
-
-CHAIN = SimulatedChainConfig(genesis_time=0, genesis_validators_root=b"\x01" * 32).chain_spec()
 
 
 @pytest.fixture
@@ -64,26 +55,6 @@ def test_text_logs_name_each_validator_once_and_shorten_long_lists(
         "WARNING validator.duties: slot=5 kind=attestation "
         "validators=0,1,2,3,4,5,6,7 and 12 more count=20 result=refused detail=slashable"
     )
-
-
-def test_aggregator_selection_reads_the_hash_little_endian() -> None:
-    proof = bytes(range(96))
-    prefix = int.from_bytes(sha256(proof).digest()[:8], "little")
-    # A committee of 128 with 16 target aggregators: one in 8 is chosen.
-    assert is_aggregator(128, proof, 16) == (prefix % 8 == 0)
-    assert is_aggregator(16, proof, 16)  # committees up to the target: everyone aggregates
-    chosen = [is_aggregator(128, sha256(bytes([i])).digest() * 3, 16) for i in range(256)]
-    assert 16 <= sum(chosen) <= 48  # about 1 in 8
-    with pytest.raises(ValueError):
-        is_aggregator(128, proof[:95], 16)
-
-
-def test_sync_aggregator_selection_and_subcommittees() -> None:
-    # 512 seats, 4 subnets, 16 target aggregators: one in 8.
-    proof = bytes(range(1, 97))
-    prefix = int.from_bytes(sha256(proof).digest()[:8], "little")
-    assert is_sync_committee_aggregator(CHAIN, proof) == (prefix % 8 == 0)
-    assert sync_subcommittee_indices(CHAIN, [5, 130, 127, 511]) == [0, 1, 3]
 
 
 def test_a_keys_own_settings_win_and_a_broken_lookup_falls_back() -> None:
