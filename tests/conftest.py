@@ -1,35 +1,29 @@
-"""Fixtures: the Beacon API spec, fake beacon nodes, and strict clients."""
+"""Fixtures every room may use: the Beacon API spec, Beacon API test doubles served on
+loopback, strict Beacon API clients, and URLs nothing listens on.
+
+Helpers and doubles themselves live in ``tests/support/``; a room's own fixtures live in
+its ``conftest.py``.
+"""
 
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, cast
 
 import pytest
 
+from tests.support.beacon_fixtures import TEST_TIMEOUTS, ClientFactory, NodeStarter
 from tests.support.fake_node import FakeBeaconNode
 from tests.support.official_vectors import official_vectors
-from validator.beacon import BeaconNodeClient, RequestTimeouts
+from validator.beacon import BeaconNodeClient
 from validator.devnet.openapi_check import BeaconApiSpec, load_beacon_api_spec
 from validator.devnet.openapi_checkers import StrictClientChecker
 
-# Failover tests time out attestation work (0.3 s per node); everything else gets
-# room to spare so that a loaded CI machine does not turn answers into timeouts.
-TEST_TIMEOUTS = RequestTimeouts(
-    default=3.0,
-    health=2.0,
-    duties=3.0,
-    attestation=0.3,
-    proposal=3.0,
-    sync_committee=2.0,
-    subscriptions=3.0,
-    events_connect=3.0,
-)
-
 
 @pytest.fixture(scope="session")
-def spec() -> BeaconApiSpec:
+def beacon_api_spec() -> BeaconApiSpec:
+    """The official Beacon API (../shared/vectors/beacon-api), loaded once per session."""
     return load_beacon_api_spec(official_vectors("beacon-api"))
 
 
@@ -46,32 +40,31 @@ def unused_url() -> Iterator[Callable[[], str]]:
     yield make
 
 
-NodeFactory = Callable[..., Awaitable[tuple[FakeBeaconNode, str]]]
-
-
 @pytest.fixture
-async def fake_node(spec: BeaconApiSpec, aiohttp_server: Any) -> AsyncIterator[NodeFactory]:
-    """Start fake beacon nodes; at the end, assert that none saw a spec violation."""
+async def start_node(
+    beacon_api_spec: BeaconApiSpec, aiohttp_server: Any
+) -> AsyncIterator[NodeStarter]:
+    """Serve Beacon API test doubles (see NodeStarter); at the end, assert that none saw a
+    spec violation."""
     started: list[FakeBeaconNode] = []
 
-    async def start(*, strict: bool = True, name: str = "node") -> tuple[FakeBeaconNode, str]:
-        node = FakeBeaconNode(spec if strict else None, name=name)
+    async def start(
+        node_type: type[FakeBeaconNode] = FakeBeaconNode, /, *, strict: bool = True, **options: Any
+    ) -> tuple[FakeBeaconNode, str]:
+        node = node_type(beacon_api_spec if strict else None, **options)
         server = await aiohttp_server(node.app())
         started.append(node)
         return node, str(server.make_url("")).rstrip("/")
 
-    yield start
+    yield cast(NodeStarter, start)
     for node in started:
         node.release()
     violations = [str(v) for node in started if node.checker for v in node.checker.violations]
     assert violations == [], "the client or the double broke the Beacon API spec"
 
 
-ClientFactory = Callable[..., Awaitable[BeaconNodeClient]]
-
-
 @pytest.fixture
-async def make_client(spec: BeaconApiSpec) -> AsyncIterator[ClientFactory]:
+async def make_client(beacon_api_spec: BeaconApiSpec) -> AsyncIterator[ClientFactory]:
     """Start clients in client-side strict mode; they are closed at the end."""
     clients: list[BeaconNodeClient] = []
     checkers: list[StrictClientChecker] = []
@@ -79,7 +72,7 @@ async def make_client(spec: BeaconApiSpec) -> AsyncIterator[ClientFactory]:
     async def make(urls: list[str], *, strict: bool = True, **options: Any) -> BeaconNodeClient:
         middlewares = []
         if strict:
-            checker = StrictClientChecker(spec)
+            checker = StrictClientChecker(beacon_api_spec)
             checkers.append(checker)
             middlewares.append(checker)
         options.setdefault("timeouts", TEST_TIMEOUTS)

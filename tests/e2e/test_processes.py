@@ -13,7 +13,7 @@ import pytest
 
 from tests.e2e.conftest import VALIDATORS, ChainStarter, ClientProcess, ClientStarter
 from tests.support.official_vectors import REPO_ROOT
-from tests.validator.conftest import make_validators_dir
+from tests.support.validators_dir import make_validators_dir
 
 pytestmark = pytest.mark.slow
 

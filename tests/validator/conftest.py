@@ -1,4 +1,6 @@
-"""Fixtures for the duty loop: the strict test double, validators directories, a running service."""
+"""Fixtures for the client: validators directories with interop keys, a running service.
+
+The duty-loop test double is served by the root conftest's ``start_node`` (with ``DutyNode``)."""
 
 from __future__ import annotations
 
@@ -9,24 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.duty_node import DutyNode
-from tests.support.official_vectors import official_vectors
-from validator.devnet.keys import write_interop_keystores
-from validator.devnet.openapi_check import BeaconApiSpec, load_beacon_api_spec
+from tests.support.validators_dir import make_validators_dir
+from validator.devnet.openapi_check import BeaconApiSpec
 from validator.devnet.openapi_checkers import StrictClientChecker
 from validator.service import RunOptions, ValidatorService
-
-
-@pytest.fixture(scope="session")
-def beacon_spec() -> BeaconApiSpec:
-    return load_beacon_api_spec(official_vectors("beacon-api"))
-
-
-def make_validators_dir(path: Path, count: int) -> Path:
-    """A validators directory with interop keys 0 .. count-1 (cheap devnet keystores)."""
-    path.mkdir(parents=True, exist_ok=True)
-    write_interop_keystores(path, range(count))
-    return path
 
 
 @pytest.fixture
@@ -37,32 +25,11 @@ def validators_dir(tmp_path: Path) -> Callable[[int], Path]:
     return make
 
 
-NodeStarter = Callable[..., Awaitable[tuple[DutyNode, str]]]
-
-
-@pytest.fixture
-async def duty_node(beacon_spec: BeaconApiSpec, aiohttp_server: Any) -> AsyncIterator[NodeStarter]:
-    """Start strict duty nodes; at the end, assert that none saw a spec violation."""
-    started: list[DutyNode] = []
-
-    async def start(*, strict: bool = True, **options: Any) -> tuple[DutyNode, str]:
-        node = DutyNode(beacon_spec if strict else None, **options)
-        server = await aiohttp_server(node.app())
-        started.append(node)
-        return node, str(server.make_url("")).rstrip("/")
-
-    yield start
-    for node in started:
-        node.release()
-    violations = [str(v) for node in started if node.checker for v in node.checker.violations]
-    assert violations == [], "the client or the double broke the Beacon API spec"
-
-
 ServiceRunner = Callable[..., Awaitable[ValidatorService]]
 
 
 @pytest.fixture
-async def run_service(beacon_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner]:
+async def run_service(beacon_api_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner]:
     """Run a ValidatorService until its last slot, ``stop_after`` seconds or ``stop``; returns
     it after a clean stop. The client checks every exchange against the spec unless
     ``strict=False`` (timing tests); no violation may be seen."""
@@ -80,7 +47,7 @@ async def run_service(beacon_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner
     ) -> ValidatorService:
         middlewares = []
         if strict:
-            checker = StrictClientChecker(beacon_spec)
+            checker = StrictClientChecker(beacon_api_spec)
             checkers.append(checker)
             middlewares.append(checker)
         # The driver's hooks go to run(), not to the client's options.

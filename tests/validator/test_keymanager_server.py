@@ -11,8 +11,9 @@ import aiohttp
 import orjson
 
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
+from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
-from tests.validator.conftest import NodeStarter, ServiceRunner
+from tests.validator.conftest import ServiceRunner
 from validator.beacon import routes
 from validator.consensus.encoding import to_hex
 from validator.consensus.interop import interop_secret_key
@@ -41,9 +42,9 @@ async def keymanager_port(services: list[ValidatorService]) -> int:
 
 
 async def test_keys_and_settings_changed_through_the_api_take_effect_in_the_duties(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=12)
+    node, url = await start_node(DutyNode, validator_count=12)
     chain = node.chain
     directory = validators_dir(8)
     stop = asyncio.Event()

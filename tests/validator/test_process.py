@@ -14,9 +14,9 @@ import orjson
 import pytest
 
 from slashing_protection import RecordLockedError, SlashingProtection
-from tests.support.duty_node import GENESIS_VALIDATORS_ROOT
+from tests.support.beacon_fixtures import NodeStarter
+from tests.support.duty_node import GENESIS_VALIDATORS_ROOT, DutyNode
 from tests.support.official_vectors import REPO_ROOT
-from tests.validator.conftest import NodeStarter
 
 VALIDATORS = 4
 
@@ -52,9 +52,9 @@ async def read_json_lines_until(
 
 
 async def test_sigterm_stops_cleanly_exits_0_and_releases_the_lock(
-    duty_node: NodeStarter, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=VALIDATORS)
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS)
     directory = validators_dir(VALIDATORS)
     process = await start_validator(
         "run",
@@ -103,9 +103,9 @@ async def test_sigterm_stops_cleanly_exits_0_and_releases_the_lock(
 
 
 async def test_a_refused_start_is_one_line_on_stderr_and_exit_1(
-    duty_node: NodeStarter, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, validators_dir: Callable[..., Path]
 ) -> None:
-    _, url = await duty_node(validator_count=2)
+    _, url = await start_node(DutyNode, validator_count=2)
     directory = validators_dir(2)
     process = await start_validator(
         "run", "--beacon-node-url", url, "--validators-dir", str(directory)

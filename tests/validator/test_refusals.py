@@ -11,8 +11,9 @@ from prometheus_client import REGISTRY
 
 import slashing_protection.record
 from slashing_protection import SlashingProtection
+from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import GENESIS_VALIDATORS_ROOT, DutyNode, Schedule
-from tests.validator.conftest import NodeStarter, ServiceRunner
+from tests.validator.conftest import ServiceRunner
 from validator.beacon import routes
 from validator.service import StartupError
 
@@ -44,12 +45,13 @@ def published_slots(node: DutyNode, route: str) -> set[int]:
 
 
 async def test_a_failed_record_write_publishes_no_block_and_no_attestation(
-    duty_node: NodeStarter,
+    start_node: NodeStarter,
     run_service: ServiceRunner,
     validators_dir: Callable[..., Path],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    node, url = await duty_node(
+    node, url = await start_node(
+        DutyNode,
         validator_count=VALIDATORS,
         schedule=Schedule(sync_positions={0: [0]}),
     )
@@ -87,9 +89,9 @@ async def test_a_failed_record_write_publishes_no_block_and_no_attestation(
 
 
 async def test_a_key_without_a_record_is_refused_and_the_others_go_on(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=VALIDATORS)
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS)
     directory = validators_dir(VALIDATORS)
     registered = [node.keys[index][1] for index in range(6)]
     SlashingProtection.open(directory, GENESIS_VALIDATORS_ROOT, register=registered).close()
@@ -113,9 +115,9 @@ async def test_a_key_without_a_record_is_refused_and_the_others_go_on(
 
 
 async def test_no_record_without_the_init_flag(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=2)
+    node, url = await start_node(DutyNode, validator_count=2)
     directory = validators_dir(2)
     with pytest.raises(StartupError, match="no slashing-protection record"):
         await run_service(url, directory, last_slot=3)
@@ -124,9 +126,9 @@ async def test_no_record_without_the_init_flag(
 
 
 async def test_another_chains_record_stops_the_start(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=2)
+    node, url = await start_node(DutyNode, validator_count=2)
     directory = validators_dir(2)
     other_chain = bytes.fromhex("0e" * 32)
     SlashingProtection.open(directory, other_chain, register=[node.keys[0][1]]).close()
@@ -138,9 +140,9 @@ async def test_another_chains_record_stops_the_start(
 
 
 async def test_a_locked_directory_stops_the_start(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=2)
+    node, url = await start_node(DutyNode, validator_count=2)
     directory = validators_dir(2)
     with SlashingProtection.open(directory, GENESIS_VALIDATORS_ROOT, register=[node.keys[0][1]]):
         with pytest.raises(StartupError, match="in use by another process"):

@@ -69,15 +69,15 @@ STATUS_OF = {"pool failures": 400}
     ("name", "request_parts", "body", "headers"), CASES, ids=[c[0] for c in CASES]
 )
 def test_canned_answer_conforms(
-    spec: BeaconApiSpec,
+    beacon_api_spec: BeaconApiSpec,
     name: str,
     request_parts: HttpRequestParts,
     body: Any,
     headers: dict[str, str],
 ) -> None:
-    assert spec.check_request(request_parts) == []
+    assert beacon_api_spec.check_request(request_parts) == []
     response = HttpResponseParts(STATUS_OF.get(name, 200), {**JSON, **headers}, orjson.dumps(body))
-    assert spec.check_response(request_parts, response) == []
+    assert beacon_api_spec.check_response(request_parts, response) == []
 
 
 SIGNED = [
@@ -95,12 +95,11 @@ SIGNED = [
 
 @pytest.mark.parametrize(("name", "route", "body", "versioned"), SIGNED, ids=[s[0] for s in SIGNED])
 def test_canned_signed_messages_conform(
-    spec: BeaconApiSpec, name: str, route: str, body: Any, versioned: bool
+    beacon_api_spec: BeaconApiSpec, name: str, route: str, body: Any, versioned: bool
 ) -> None:
     headers = {**JSON, "Eth-Consensus-Version": "electra"} if versioned else JSON
-    assert (
-        spec.check_request(HttpRequestParts("POST", route, (), headers, orjson.dumps(body))) == []
-    )
+    request = HttpRequestParts("POST", route, (), headers, orjson.dumps(body))
+    assert beacon_api_spec.check_request(request) == []
 
 
 def test_events_are_shaped_like_the_spec_examples() -> None:

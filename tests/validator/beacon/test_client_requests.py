@@ -11,8 +11,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.conftest import ClientFactory, NodeFactory
 from tests.support import canned
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from validator.beacon import (
     BeaconCommitteeSubscription,
     ProposerPreparation,
@@ -29,9 +29,9 @@ def hexbytes(value: str) -> bytes:
 
 
 async def test_node_and_config_endpoints(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
 
     syncing = await client.get_syncing()
@@ -74,9 +74,9 @@ async def test_node_and_config_endpoints(
 
 
 async def test_state_validators_post_and_get(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     key = hexbytes(canned.pubkey(5))
 
@@ -100,8 +100,8 @@ async def test_state_validators_post_and_get(
     assert await client.get_validators([]) == []  # never "all validators"
 
 
-async def test_duties(fake_node: NodeFactory, make_client: ClientFactory) -> None:
-    node, url = await fake_node()
+async def test_duties(start_node: NodeStarter, make_client: ClientFactory) -> None:
+    node, url = await start_node()
     client = await make_client([url])
 
     attester = await client.get_attester_duties(3, [1, 2])
@@ -133,8 +133,8 @@ async def test_duties(fake_node: NodeFactory, make_client: ClientFactory) -> Non
         await client.get_attester_duties(3, [])
 
 
-async def test_produce_block_json(fake_node: NodeFactory, make_client: ClientFactory) -> None:
-    node, url = await fake_node()
+async def test_produce_block_json(start_node: NodeStarter, make_client: ClientFactory) -> None:
+    node, url = await start_node()
     client = await make_client([url])
 
     block = await client.produce_block(
@@ -166,9 +166,9 @@ async def test_produce_block_json(fake_node: NodeFactory, make_client: ClientFac
 
 
 async def test_produce_block_ssz_preferred(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     ssz_bytes = b"\x01\x02\x03 not really a block"
     node.misbehave(
@@ -193,8 +193,8 @@ async def test_produce_block_ssz_preferred(
     assert json_block.data is not None and json_block.ssz is None
 
 
-async def test_publish_blocks(fake_node: NodeFactory, make_client: ClientFactory) -> None:
-    node, url = await fake_node()
+async def test_publish_blocks(start_node: NodeStarter, make_client: ClientFactory) -> None:
+    node, url = await start_node()
     client = await make_client([url])
 
     result = await client.publish_block(
@@ -218,10 +218,10 @@ async def test_publish_blocks(fake_node: NodeFactory, make_client: ClientFactory
         await client.publish_block({}, consensus_version="electra", broadcast_validation="all")
 
 
-async def test_publish_block_as_ssz(fake_node: NodeFactory, make_client: ClientFactory) -> None:
+async def test_publish_block_as_ssz(start_node: NodeStarter, make_client: ClientFactory) -> None:
     # The spec describes the SSZ body only in prose, so strict mode checks its
     # headers (Content-Type, Eth-Consensus-Version) but not the bytes.
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     await client.publish_block(b"\x00ssz-bytes", consensus_version="fulu")
     request = node.requests_to(routes.PUBLISH_BLOCK_V2)[-1]
@@ -230,8 +230,8 @@ async def test_publish_block_as_ssz(fake_node: NodeFactory, make_client: ClientF
     assert request.body == b"\x00ssz-bytes"
 
 
-async def test_attestation_flow(fake_node: NodeFactory, make_client: ClientFactory) -> None:
-    node, url = await fake_node()
+async def test_attestation_flow(start_node: NodeStarter, make_client: ClientFactory) -> None:
+    node, url = await start_node()
     client = await make_client([url])
 
     data = await client.get_attestation_data(65)
@@ -268,9 +268,9 @@ async def test_attestation_flow(fake_node: NodeFactory, make_client: ClientFacto
 
 
 async def test_subscriptions_and_preparation(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
 
     await client.subscribe_to_beacon_committees([BeaconCommitteeSubscription(7, 1, 4, 70, True)])
@@ -299,8 +299,8 @@ async def test_subscriptions_and_preparation(
         ProposerPreparation(7, b"\xab" * 19)
 
 
-async def test_sync_committee_flow(fake_node: NodeFactory, make_client: ClientFactory) -> None:
-    node, url = await fake_node()
+async def test_sync_committee_flow(start_node: NodeStarter, make_client: ClientFactory) -> None:
+    node, url = await start_node()
     client = await make_client([url])
 
     head = await client.get_block_root()
@@ -324,8 +324,8 @@ async def test_sync_committee_flow(fake_node: NodeFactory, make_client: ClientFa
     assert node.requests_to(routes.CONTRIBUTION_AND_PROOFS)[-1].json() == proofs
 
 
-async def test_voluntary_exit(fake_node: NodeFactory, make_client: ClientFactory) -> None:
-    node, url = await fake_node()
+async def test_voluntary_exit(start_node: NodeStarter, make_client: ClientFactory) -> None:
+    node, url = await start_node()
     client = await make_client([url])
     exit_message = canned.signed_voluntary_exit(7)
     await client.publish_voluntary_exit(exit_message)

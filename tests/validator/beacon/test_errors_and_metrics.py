@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 from prometheus_client import REGISTRY, generate_latest
 
-from tests.conftest import ClientFactory, NodeFactory
 from tests.support import canned
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from validator.beacon import (
     BeaconApiError,
     MalformedResponseError,
@@ -28,8 +28,8 @@ def sample(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
-async def test_api_error_body_is_kept(fake_node: NodeFactory, make_client: ClientFactory) -> None:
-    node, url = await fake_node()
+async def test_api_error_body_is_kept(start_node: NodeStarter, make_client: ClientFactory) -> None:
+    node, url = await start_node()
     client = await make_client([url])
     node.misbehave(
         routes.ATTESTER_DUTIES, status=400, body=canned.error(400, "Invalid epoch: 99999")
@@ -50,9 +50,9 @@ async def test_api_error_body_is_kept(fake_node: NodeFactory, make_client: Clien
 
 
 async def test_error_without_a_json_body_still_reads_well(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node(strict=False)
+    node, url = await start_node(strict=False)
     client = await make_client([url], strict=False)
     node.misbehave(
         routes.GENESIS, status=502, raw_body=b"<html>Bad Gateway</html>", content_type="text/html"
@@ -91,14 +91,14 @@ async def test_error_without_a_json_body_still_reads_well(
          "headers disagree", "SSZ without headers"],
 )  # fmt: skip
 async def test_malformed_answers_raise_malformed_response_error(
-    fake_node: NodeFactory,
+    start_node: NodeStarter,
     make_client: ClientFactory,
     route: str,
     how: dict[str, object],
     call: object,
     message: str,
 ) -> None:
-    node, url = await fake_node(strict=False)
+    node, url = await start_node(strict=False)
     client = await make_client([url], strict=False)
     node.misbehave(route, **how)
     before = sample(ERRORS, endpoint=route, reason="malformed")
@@ -110,10 +110,10 @@ async def test_malformed_answers_raise_malformed_response_error(
 
 
 async def test_a_malformed_answer_fails_over_to_the_next_node(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    broken, broken_url = await fake_node(strict=False, name="broken")
-    good, good_url = await fake_node(name="good")
+    broken, broken_url = await start_node(strict=False, name="broken")
+    good, good_url = await start_node(name="good")
     client = await make_client([broken_url, good_url], strict=False)
     broken.misbehave(routes.BLOCK_ROOT, body={"data": {"root": "0xnothex"}})
     assert (await client.get_block_root()).root == bytes([0x31]) * 32
@@ -121,10 +121,10 @@ async def test_a_malformed_answer_fails_over_to_the_next_node(
 
 
 async def test_attempts_are_timed_and_failures_counted_by_route_template(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     client = await make_client([first_url, second_url])
     route = routes.PROPOSER_DUTIES
     first.misbehave(route, status=503, body=canned.error(503, "syncing"), times=1)
@@ -145,9 +145,9 @@ async def test_attempts_are_timed_and_failures_counted_by_route_template(
 
 
 async def test_timeouts_and_refused_connections_are_counted(
-    fake_node: NodeFactory, make_client: ClientFactory, unused_url: Callable[[], str]
+    start_node: NodeStarter, make_client: ClientFactory, unused_url: Callable[[], str]
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     dead_url = unused_url()
     client = await make_client([url, dead_url])
     node.misbehave(routes.ATTESTATION_DATA, delay=5.0)

@@ -9,8 +9,8 @@ import orjson
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.conftest import ClientFactory, NodeFactory
 from tests.support import canned
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from validator.beacon import (
     BlockEvent,
     ChainReorgEvent,
@@ -143,9 +143,9 @@ async def next_event(stream: object, timeout: float = 3.0) -> object:
 
 
 async def test_stream_delivers_typed_events_and_ignores_keepalives(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     async with client.events(["head", "block"]) as stream:
         pending = asyncio.ensure_future(next_event(stream))
@@ -176,9 +176,9 @@ async def test_stream_delivers_typed_events_and_ignores_keepalives(
 
 
 async def test_stream_reconnects_after_the_node_drops_it(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     dropped_before = (
         REGISTRY.get_sample_value(
@@ -204,10 +204,10 @@ async def test_stream_reconnects_after_the_node_drops_it(
 
 
 async def test_stream_moves_to_another_node_when_its_node_is_gone(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     client = await make_client([first_url, second_url])
     async with client.events(["head"], reconnect_delay=0.05) as stream:
         pending = asyncio.ensure_future(next_event(stream))
@@ -224,9 +224,9 @@ async def test_stream_moves_to_another_node_when_its_node_is_gone(
 
 
 async def test_stream_retries_with_backoff_until_a_node_answers(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     node.misbehave(routes.EVENTS, status=500, body=canned.error(500, "starting"), times=3)
     async with client.events(["head"], reconnect_delay=0.02, max_reconnect_delay=0.08) as stream:
@@ -239,9 +239,9 @@ async def test_stream_retries_with_backoff_until_a_node_answers(
 
 
 async def test_idle_stream_is_treated_as_dropped(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     async with client.events(["head"], reconnect_delay=0.02, idle_timeout=0.1) as stream:
         pending = asyncio.ensure_future(next_event(stream))
@@ -251,9 +251,9 @@ async def test_idle_stream_is_treated_as_dropped(
 
 
 async def test_malformed_event_is_skipped_and_counted(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     before = (
         REGISTRY.get_sample_value(
@@ -277,9 +277,9 @@ async def test_malformed_event_is_skipped_and_counted(
 
 
 async def test_close_ends_a_waiting_iteration_promptly(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     stream = client.events(["head"])
     received: list[object] = []
@@ -310,9 +310,9 @@ async def test_close_interrupts_a_reconnect_wait(
 
 
 async def test_closing_the_client_closes_its_streams(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     stream = client.events(["head"])
     consumer = asyncio.create_task(stream.__anext__())
@@ -331,9 +331,9 @@ async def test_unknown_topics_are_refused(make_client: ClientFactory) -> None:
 
 
 async def test_server_retry_field_sets_the_reconnect_delay(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     async with client.events(["head"], reconnect_delay=30.0, max_reconnect_delay=30.0) as stream:
         pending = asyncio.ensure_future(next_event(stream))

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.conftest import ClientFactory, NodeFactory
 from tests.support import canned
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from validator.beacon import (
     BeaconApiError,
     BeaconNodeClient,
@@ -24,10 +24,10 @@ SYNCING_503 = canned.error(503, "Beacon node is currently syncing")
 
 
 async def test_fetch_fails_over_on_503_and_prefers_the_healthy_node(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     client = await make_client([first_url, second_url])
     first.misbehave(routes.ATTESTATION_DATA, status=503, body=SYNCING_503)
 
@@ -43,10 +43,10 @@ async def test_fetch_fails_over_on_503_and_prefers_the_healthy_node(
 
 
 async def test_fetch_fails_over_on_timeout_within_the_per_request_budget(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     client = await make_client([first_url, second_url])
     first.misbehave(routes.ATTESTATION_DATA, delay=5.0)
 
@@ -60,10 +60,10 @@ async def test_fetch_fails_over_on_timeout_within_the_per_request_budget(
 
 
 async def test_fetch_fails_over_on_connection_refused(
-    fake_node: NodeFactory, make_client: ClientFactory, unused_url: Callable[[], str]
+    start_node: NodeStarter, make_client: ClientFactory, unused_url: Callable[[], str]
 ) -> None:
     dead_url = unused_url()
-    second, second_url = await fake_node(name="second")
+    second, second_url = await start_node(name="second")
     client = await make_client([dead_url, second_url])
 
     # The start-up health check already found the first node unreachable, so the
@@ -75,9 +75,9 @@ async def test_fetch_fails_over_on_connection_refused(
 
 
 async def test_unchecked_nodes_are_tried_in_order_and_failed_over(
-    fake_node: NodeFactory, unused_url: Callable[[], str]
+    start_node: NodeStarter, unused_url: Callable[[], str]
 ) -> None:
-    second, second_url = await fake_node(name="second")
+    second, second_url = await start_node(name="second")
     dead_url = unused_url()
     # No start(): nothing known about either node, so the configured order holds.
     client = BeaconNodeClient([dead_url, second_url])
@@ -90,10 +90,10 @@ async def test_unchecked_nodes_are_tried_in_order_and_failed_over(
 
 
 async def test_every_node_failing_raises_the_most_telling_error(
-    fake_node: NodeFactory, make_client: ClientFactory, unused_url: Callable[[], str]
+    start_node: NodeStarter, make_client: ClientFactory, unused_url: Callable[[], str]
 ) -> None:
     dead_url = unused_url()
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([dead_url, url])
     node.misbehave(
         routes.AGGREGATE_ATTESTATION_V2, status=404, body=canned.error(404, "No aggregate known")
@@ -111,9 +111,9 @@ async def test_every_node_failing_raises_the_most_telling_error(
 
 
 async def test_timeouts_everywhere_raise_a_timeout_error(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     node.misbehave(routes.ATTESTATION_DATA, delay=5.0)
     with pytest.raises(NodeTimeoutError, match=r"no answer within 0\.3 s"):
@@ -121,10 +121,10 @@ async def test_timeouts_everywhere_raise_a_timeout_error(
 
 
 async def test_a_node_answering_4xx_is_failed_over_without_demotion(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     client = await make_client([first_url, second_url])
     first.misbehave(
         routes.AGGREGATE_ATTESTATION_V2, status=404, body=canned.error(404, "not seen"), times=1
@@ -136,10 +136,10 @@ async def test_a_node_answering_4xx_is_failed_over_without_demotion(
 
 
 async def test_signed_messages_go_to_every_node(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     client = await make_client([first_url, second_url])
     attestations = [canned.single_attestation(9, 1)]
 
@@ -152,10 +152,10 @@ async def test_signed_messages_go_to_every_node(
 
 
 async def test_publishing_succeeds_when_one_node_accepts(
-    fake_node: NodeFactory, make_client: ClientFactory, caplog: pytest.LogCaptureFixture
+    start_node: NodeStarter, make_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     client = await make_client([first_url, second_url])
     first.misbehave(routes.PUBLISH_BLOCK_V2, status=500, body=canned.error(500, "db locked"))
 
@@ -171,10 +171,10 @@ async def test_publishing_succeeds_when_one_node_accepts(
 
 
 async def test_publishing_fails_only_when_no_node_accepts(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     client = await make_client([first_url, second_url])
     failures = canned.indexed_error([(1, "invalid signature")])
     for node in (first, second):
@@ -190,10 +190,10 @@ async def test_publishing_fails_only_when_no_node_accepts(
 
 
 async def test_publishing_skips_nodes_known_offline(
-    fake_node: NodeFactory, make_client: ClientFactory, unused_url: Callable[[], str]
+    start_node: NodeStarter, make_client: ClientFactory, unused_url: Callable[[], str]
 ) -> None:
     dead_url = unused_url()
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([dead_url, url])
     published = await client.publish_voluntary_exit(canned.signed_voluntary_exit(3))
     assert published.accepted == {url: 200}
@@ -201,10 +201,10 @@ async def test_publishing_skips_nodes_known_offline(
 
 
 async def test_unhealthy_node_is_rechecked_and_preferred_again(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     first.syncing_answer = canned.syncing(is_syncing=True, distance=40)
     client = await make_client([first_url, second_url], health_check_interval=0.05)
     assert client.nodes[0].health is NodeHealth.SYNCING
@@ -221,10 +221,10 @@ async def test_unhealthy_node_is_rechecked_and_preferred_again(
 
 
 async def test_health_reflects_optimistic_and_lagging_nodes(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    optimistic, optimistic_url = await fake_node(name="optimistic")
-    close, close_url = await fake_node(name="close")
+    optimistic, optimistic_url = await start_node(name="optimistic")
+    close, close_url = await start_node(name="close")
     optimistic.syncing_answer = canned.syncing(optimistic=True)
     # Within the sync tolerance (2 slots) a node still counts as synced.
     close.syncing_answer = canned.syncing(is_syncing=True, distance=2)
@@ -234,9 +234,9 @@ async def test_health_reflects_optimistic_and_lagging_nodes(
 
 
 async def test_wait_for_synced_node_polls_until_one_is_synced(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     node.syncing_answer = canned.syncing(is_syncing=True, distance=100)
     client = await make_client([url])
     waiting = asyncio.create_task(client.wait_for_synced_node(poll_interval=0.02))

@@ -1,7 +1,7 @@
 """The signing root of each message kind, against a computation with plain sha256.
 
-Object roots of small containers are merkleized by hand here; those of large
-ones come from the containers the known-answer tests already pin down. The
+Object roots of small containers are merkleized by hand (tests/support/roots_by_hand.py);
+those of large ones come from the containers the known-answer tests already pin down. The
 chain puts fork boundaries next to the messages so a wrong epoch rule shows.
 """
 
@@ -11,6 +11,12 @@ from hashlib import sha256
 
 import pytest
 
+from tests.support.roots_by_hand import (
+    attestation_data_root,
+    chunk,
+    merkleize,
+    signing_root_by_hand,
+)
 from validator.consensus.chain_preset import SimulatedChainConfig, simulated_fork_version
 from validator.consensus.domains import (
     DOMAIN_AGGREGATE_AND_PROOF,
@@ -53,25 +59,10 @@ ROOT = sha256(b"gvr").digest()
 BLOCK_ROOT = sha256(b"head").digest()
 
 
-def _chunk(number: int) -> bytes:
-    return number.to_bytes(32, "little")
-
-
-def _merkleize(chunks: list[bytes]) -> bytes:
-    width = 1
-    while width < len(chunks):
-        width *= 2
-    layer = chunks + [bytes(32)] * (width - len(chunks))
-    while len(layer) > 1:
-        layer = [sha256(layer[i] + layer[i + 1]).digest() for i in range(0, len(layer), 2)]
-    return layer[0]
-
-
 def _signing_root(
     object_root: bytes, domain_type: bytes, version: bytes, gvr: bytes = ROOT
 ) -> bytes:
-    domain = domain_type + sha256(version + bytes(28) + gvr).digest()[:28]
-    return sha256(object_root + domain).digest()
+    return signing_root_by_hand(object_root, domain_type, version, gvr)
 
 
 def V(fork: ForkName) -> bytes:
@@ -99,43 +90,28 @@ def _attestation_data(slot: int, source_epoch: int, target_epoch: int) -> Attest
     )
 
 
-def _attestation_data_root(data: AttestationData) -> bytes:
-    def checkpoint(c: Checkpoint) -> bytes:
-        return _merkleize([_chunk(int(c.epoch)), bytes(c.root)])
-
-    return _merkleize(
-        [
-            _chunk(int(data.slot)),
-            _chunk(int(data.index)),
-            bytes(data.beacon_block_root),
-            checkpoint(data.source),
-            checkpoint(data.target),
-        ]
-    )
-
-
 def test_randao_reveal(chain: ChainSpec) -> None:
     assert randao_reveal_signing_root(chain, 1) == _signing_root(
-        _chunk(1), DOMAIN_RANDAO, V(ForkName.DENEB)
+        chunk(1), DOMAIN_RANDAO, V(ForkName.DENEB)
     )
     assert randao_reveal_signing_root(chain, 2) == _signing_root(
-        _chunk(2), DOMAIN_RANDAO, V(ForkName.ELECTRA)
+        chunk(2), DOMAIN_RANDAO, V(ForkName.ELECTRA)
     )
 
 
 def test_selection_proof(chain: ChainSpec) -> None:
     assert selection_proof_signing_root(chain, 15) == _signing_root(
-        _chunk(15), DOMAIN_SELECTION_PROOF, V(ForkName.DENEB)
+        chunk(15), DOMAIN_SELECTION_PROOF, V(ForkName.DENEB)
     )
     assert selection_proof_signing_root(chain, 32) == _signing_root(
-        _chunk(32), DOMAIN_SELECTION_PROOF, V(ForkName.FULU)
+        chunk(32), DOMAIN_SELECTION_PROOF, V(ForkName.FULU)
     )
 
 
 def test_attestation_uses_the_target_epoch(chain: ChainSpec) -> None:
     data = _attestation_data(slot=15, source_epoch=0, target_epoch=2)  # slot in epoch 1
     assert attestation_signing_root(chain, data) == _signing_root(
-        _attestation_data_root(data), DOMAIN_BEACON_ATTESTER, V(ForkName.ELECTRA)
+        attestation_data_root(data), DOMAIN_BEACON_ATTESTER, V(ForkName.ELECTRA)
     )
 
 
@@ -160,7 +136,7 @@ def test_sync_committee_message(chain: ChainSpec) -> None:
 
 
 def test_sync_committee_selection_proof(chain: ChainSpec) -> None:
-    expected_object = _merkleize([_chunk(16), _chunk(3)])
+    expected_object = merkleize([chunk(16), chunk(3)])
     assert sync_committee_selection_proof_signing_root(chain, 16, 3) == _signing_root(
         expected_object, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, V(ForkName.ELECTRA)
     )
@@ -184,7 +160,7 @@ def test_contribution_and_proof_uses_the_contributions_slot(chain: ChainSpec) ->
 def test_voluntary_exit_under_eip_7044(chain: ChainSpec) -> None:
     exit_message = VoluntaryExit(epoch=5, validator_index=12)
     expected = _signing_root(
-        _merkleize([_chunk(5), _chunk(12)]), DOMAIN_VOLUNTARY_EXIT, V(ForkName.CAPELLA)
+        merkleize([chunk(5), chunk(12)]), DOMAIN_VOLUNTARY_EXIT, V(ForkName.CAPELLA)
     )
     assert voluntary_exit_signing_root(chain, exit_message) == expected
     assert voluntary_exit_signing_root(chain, exit_message, current_epoch=9) == expected
@@ -199,8 +175,8 @@ def test_validator_registration(chain: ChainSpec) -> None:
     )
     fee_recipient_chunk = bytes(range(20)) + bytes(12)
     pubkey_root = sha256(bytes(64)).digest()  # 48 bytes -> two chunks
-    object_root = _merkleize(
-        [fee_recipient_chunk, _chunk(30_000_000), _chunk(1_700_000_000), pubkey_root]
+    object_root = merkleize(
+        [fee_recipient_chunk, chunk(30_000_000), chunk(1_700_000_000), pubkey_root]
     )
     assert validator_registration_signing_root(chain, registration) == _signing_root(
         object_root, DOMAIN_APPLICATION_BUILDER, V(ForkName.PHASE0), bytes(32)

@@ -12,8 +12,8 @@ import orjson
 import pytest
 from aiohttp import web
 
-from tests.conftest import ClientFactory, NodeFactory
 from tests.support import canned
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from tests.support.official_vectors import REPO_ROOT, official_vectors
 from validator.beacon import routes
 from validator.devnet.openapi_check import (
@@ -31,11 +31,11 @@ JSON = {"Content-Type": "application/json"}
 DUTIES_REQUEST = HttpRequestParts("POST", "/eth/v1/validator/duties/attester/3", (), JSON, b'["1"]')
 
 
-def test_spec_is_loaded_once_per_process(spec: BeaconApiSpec) -> None:
+def test_spec_is_loaded_once_per_process(beacon_api_spec: BeaconApiSpec) -> None:
     again = load_beacon_api_spec(official_vectors("beacon-api"))
-    assert again is spec
-    assert spec.load_seconds > 0
-    assert spec.spec_dir == official_vectors("beacon-api").resolve()
+    assert again is beacon_api_spec
+    assert beacon_api_spec.load_seconds > 0
+    assert beacon_api_spec.spec_dir == official_vectors("beacon-api").resolve()
 
 
 def test_default_spec_dir_follows_the_vectors_rules(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,22 +53,24 @@ def test_missing_spec_is_a_clear_error(tmp_path: Path) -> None:
         load_beacon_api_spec(tmp_path)
 
 
-def test_refs_across_files_are_followed(spec: BeaconApiSpec) -> None:
+def test_refs_across_files_are_followed(beacon_api_spec: BeaconApiSpec) -> None:
     # attester.yaml -> beacon-node-oapi.yaml#/components -> types/duty.yaml ->
     # types/primitive.yaml#/Pubkey: the pattern only exists at the end of the chain.
     duties = canned.attester_duties(3, [1])
     duties["data"][0]["pubkey"] = "0x12"
-    errors = spec.check_response(DUTIES_REQUEST, HttpResponseParts(200, JSON, orjson.dumps(duties)))
+    errors = beacon_api_spec.check_response(
+        DUTIES_REQUEST, HttpResponseParts(200, JSON, orjson.dumps(duties))
+    )
     assert errors == ["response body $.data[0].pubkey: '0x12' fails pattern '^0x[a-fA-F0-9]{96}$'"]
 
 
-def test_block_errors_name_the_closest_block_type(spec: BeaconApiSpec) -> None:
+def test_block_errors_name_the_closest_block_type(beacon_api_spec: BeaconApiSpec) -> None:
     body, headers = canned.produced_block(9)
     del body["data"]["block"]["body"]["execution_payload"]["block_hash"]
     request = HttpRequestParts(
         "GET", "/eth/v3/validator/blocks/9", [("randao_reveal", canned.signature(1))]
     )
-    errors = spec.check_response(
+    errors = beacon_api_spec.check_response(
         request, HttpResponseParts(200, {**JSON, **headers}, orjson.dumps(body))
     )
     assert errors == [
@@ -77,14 +79,14 @@ def test_block_errors_name_the_closest_block_type(spec: BeaconApiSpec) -> None:
     ]
 
 
-def test_response_headers_are_checked(spec: BeaconApiSpec) -> None:
+def test_response_headers_are_checked(beacon_api_spec: BeaconApiSpec) -> None:
     body, headers = canned.produced_block(9)
     del headers["Eth-Consensus-Version"]
     headers["Eth-Execution-Payload-Blinded"] = "maybe"
     request = HttpRequestParts(
         "GET", "/eth/v3/validator/blocks/9", [("randao_reveal", canned.signature(1))]
     )
-    errors = spec.check_response(
+    errors = beacon_api_spec.check_response(
         request, HttpResponseParts(200, {**JSON, **headers}, orjson.dumps(body))
     )
     assert errors == [
@@ -138,15 +140,15 @@ def test_response_headers_are_checked(spec: BeaconApiSpec) -> None:
          "unknown path"],
 )  # fmt: skip
 def test_request_errors_are_readable(
-    spec: BeaconApiSpec, request_parts: HttpRequestParts, expected: list[str]
+    beacon_api_spec: BeaconApiSpec, request_parts: HttpRequestParts, expected: list[str]
 ) -> None:
-    assert spec.check_request(request_parts) == expected
+    assert beacon_api_spec.check_request(request_parts) == expected
 
 
-def test_empty_pool_submission_matches_both_forms(spec: BeaconApiSpec) -> None:
+def test_empty_pool_submission_matches_both_forms(beacon_api_spec: BeaconApiSpec) -> None:
     # The spec's oneOf (SingleAttestation[] | Attestation[]) cannot tell an empty
     # list apart, so an empty submission never conforms; the client refuses it.
-    errors = spec.check_request(
+    errors = beacon_api_spec.check_request(
         HttpRequestParts(
             "POST",
             routes.POOL_ATTESTATIONS_V2,
@@ -158,17 +160,17 @@ def test_empty_pool_submission_matches_both_forms(spec: BeaconApiSpec) -> None:
     assert len(errors) == 1 and "is valid under each of" in errors[0]
 
 
-def test_undocumented_status_is_reported(spec: BeaconApiSpec) -> None:
-    errors = spec.check_response(
+def test_undocumented_status_is_reported(beacon_api_spec: BeaconApiSpec) -> None:
+    errors = beacon_api_spec.check_response(
         HttpRequestParts("GET", routes.EVENTS, [("topics", "head")]),
         HttpResponseParts(503, JSON, orjson.dumps(canned.error(503, "x"))),
     )
     assert errors == ["response status 503 is not documented for this operation"]
 
 
-def test_require_raises_a_violation_listing_every_error(spec: BeaconApiSpec) -> None:
+def test_require_raises_a_violation_listing_every_error(beacon_api_spec: BeaconApiSpec) -> None:
     with pytest.raises(SpecViolation) as raised:
-        spec.require_response(
+        beacon_api_spec.require_response(
             HttpRequestParts("GET", routes.NODE_SYNCING),
             HttpResponseParts(200, JSON, b'{"data": {"head_slot": 1}}'),
         )
@@ -179,9 +181,9 @@ def test_require_raises_a_violation_listing_every_error(spec: BeaconApiSpec) -> 
 
 
 async def test_server_middleware_refuses_bad_requests_and_replaces_bad_answers(
-    spec: BeaconApiSpec, aiohttp_client: Any
+    beacon_api_spec: BeaconApiSpec, aiohttp_client: Any
 ) -> None:
-    checker = StrictServerChecker(spec)
+    checker = StrictServerChecker(beacon_api_spec)
     reached: list[str] = []
 
     async def syncing(request: web.Request) -> web.Response:
@@ -218,9 +220,9 @@ async def test_server_middleware_refuses_bad_requests_and_replaces_bad_answers(
 
 
 async def test_client_middleware_stops_a_bad_request_before_it_is_sent(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     with pytest.raises(SpecViolation, match="'gloas' fails enum"):
         await client.publish_block(canned.signed_block_contents(9), consensus_version="gloas")
@@ -233,11 +235,11 @@ async def test_client_middleware_stops_a_bad_request_before_it_is_sent(
 
 
 async def test_client_middleware_rejects_a_bad_answer(
-    spec: BeaconApiSpec, fake_node: NodeFactory
+    beacon_api_spec: BeaconApiSpec, start_node: NodeStarter
 ) -> None:
-    node, url = await fake_node(strict=False)
+    node, url = await start_node(strict=False)
     node.misbehave(routes.GENESIS, body={"data": {"genesis_time": 5}})
-    checker = StrictClientChecker(spec)
+    checker = StrictClientChecker(beacon_api_spec)
     async with aiohttp.ClientSession(middlewares=[checker]) as session:
         with pytest.raises(SpecViolation, match=r"\$.data.genesis_time: 5 fails type"):
             await session.get(url + routes.GENESIS)

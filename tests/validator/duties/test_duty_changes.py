@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode, root_for
-from tests.validator.conftest import NodeStarter, ServiceRunner
+from tests.validator.conftest import ServiceRunner
 from validator.beacon import routes
 
 VALIDATORS = 8
@@ -27,9 +28,9 @@ def expected_attesters(node: DutyNode, slot: int) -> set[int]:
 
 
 async def test_a_changed_dependent_root_refetches_duties_and_the_new_ones_are_done(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=VALIDATORS, genesis_slots_ago=0.2)
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS, genesis_slots_ago=0.2)
     chain = node.chain
 
     def reorganise(slot: int) -> None:
@@ -56,9 +57,9 @@ async def test_a_changed_dependent_root_refetches_duties_and_the_new_ones_are_do
 
 
 async def test_a_reconnected_event_stream_refetches_duties(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=VALIDATORS)
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS)
     dropped_at: list[int] = []
 
     def drop(slot: int) -> None:
@@ -76,9 +77,9 @@ async def test_a_reconnected_event_stream_refetches_duties(
 
 
 async def test_keys_the_chain_does_not_know_yet_are_looked_up_again_each_epoch(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=VALIDATORS, known_validators=6)
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS, known_validators=6)
     chain = node.chain
 
     def deposit(slot: int) -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import crypto_backend
 from slashing_protection import SlashingProtection
+from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode, Schedule
-from tests.validator.conftest import NodeStarter, ServiceRunner
+from tests.validator.conftest import ServiceRunner
 from validator.beacon import routes
 from validator.consensus.signing_roots import (
     aggregate_and_proof_signing_root,
@@ -52,9 +53,9 @@ def fraction_of_slot(node: DutyNode, slot: int, at: float) -> float:
 
 
 async def test_every_duty_is_performed_in_time_and_in_the_standard_form(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=VALIDATORS, schedule=sync_schedule())
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS, schedule=sync_schedule())
     directory = validators_dir(VALIDATORS)
     last_slot = 7
     service = await run_service(
@@ -210,9 +211,9 @@ async def test_every_duty_is_performed_in_time_and_in_the_standard_form(
 
 
 async def test_a_blinded_block_is_signed_and_published_blinded(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=4, head_delay=None)
+    node, url = await start_node(DutyNode, validator_count=4, head_delay=None)
     node.blinded_blocks = True
     await run_service(url, validators_dir(4), init_slashing_protection=True, last_slot=3)
     assert node.published(routes.PUBLISH_BLOCK_V2) == []

@@ -11,8 +11,9 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode, Schedule
-from tests.validator.conftest import NodeStarter, ServiceRunner
+from tests.validator.conftest import ServiceRunner
 from validator.beacon import routes
 
 VALIDATORS = 8
@@ -53,9 +54,10 @@ def settled(found: dict[int, float]) -> list[float]:
 
 
 async def test_attestations_follow_the_head_event_and_aggregates_wait_for_two_thirds(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(
+    node, url = await start_node(
+        DutyNode,
         strict=False,
         validator_count=VALIDATORS,
         head_delay=0.1,
@@ -78,9 +80,11 @@ async def test_attestations_follow_the_head_event_and_aggregates_wait_for_two_th
 
 
 async def test_without_head_events_the_one_third_timer_drives_attestations(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(strict=False, validator_count=VALIDATORS, head_delay=None)
+    node, url = await start_node(
+        DutyNode, strict=False, validator_count=VALIDATORS, head_delay=None
+    )
     await run_service(
         url, validators_dir(VALIDATORS), strict=False, init_slashing_protection=True, last_slot=5
     )
@@ -90,9 +94,9 @@ async def test_without_head_events_the_one_third_timer_drives_attestations(
 
 
 async def test_a_slow_block_production_delays_no_attestation(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(strict=False, validator_count=VALIDATORS, head_delay=0.1)
+    node, url = await start_node(DutyNode, strict=False, validator_count=VALIDATORS, head_delay=0.1)
     # Half a slot to produce each block: the proposal of every slot is still running
     # when the slot's attestations are due.
     node.delays[routes.PRODUCE_BLOCK_V3] = 0.5 * node.chain.seconds_per_slot

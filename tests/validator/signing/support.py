@@ -1,5 +1,5 @@
 """Helpers for the signer tests: a chain with fork boundaries, a settable clock, a crypto spy,
-and signing roots computed independently of validator.consensus.domains (sha256 by hand)."""
+and signing roots under the chain's forks from the oracle in tests/support/roots_by_hand.py."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from hashlib import sha256
 
+from tests.support.roots_by_hand import signing_root_by_hand
 from validator.consensus.chain_preset import SimulatedChainConfig, simulated_fork_version
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec
@@ -71,31 +72,9 @@ class CryptoSpy:
         return [(sks, message) for called, sks, message in self.calls if called == name]
 
 
-# --- signing roots by hand --------------------------------------------------
-
-
-def chunk(number: int) -> bytes:
-    return number.to_bytes(32, "little")
-
-
-def merkleize(chunks: list[bytes]) -> bytes:
-    width = 1
-    while width < len(chunks):
-        width *= 2
-    layer = chunks + [bytes(32)] * (width - len(chunks))
-    while len(layer) > 1:
-        layer = [sha256(layer[i] + layer[i + 1]).digest() for i in range(0, len(layer), 2)]
-    return layer[0]
-
-
-def version(fork: ForkName) -> bytes:
-    return simulated_fork_version(fork)
-
-
 def signing_root(object_root: bytes, domain_type: bytes, fork: ForkName, gvr: bytes = GVR) -> bytes:
-    """sha256(object_root + domain), domain = type + sha256(version ++ 0*28 ++ gvr)[:28]."""
-    domain = domain_type + sha256(version(fork) + bytes(28) + gvr).digest()[:28]
-    return sha256(object_root + domain).digest()
+    """The signing root under ``fork``'s simulated version, computed by hand."""
+    return signing_root_by_hand(object_root, domain_type, simulated_fork_version(fork), gvr)
 
 
 def attestation_data(slot: int, source: int, target: int, head: bytes = b"head") -> AttestationData:
@@ -106,30 +85,3 @@ def attestation_data(slot: int, source: int, target: int, head: bytes = b"head")
         source=Checkpoint(epoch=source, root=sha256(b"source %d" % source).digest()),
         target=Checkpoint(epoch=target, root=sha256(b"target %d" % target).digest()),
     )
-
-
-def attestation_data_root(data: AttestationData) -> bytes:
-    def checkpoint(epoch: int, root: bytes) -> bytes:
-        return merkleize([chunk(epoch), root])
-
-    return merkleize(
-        [
-            chunk(int(data.slot)),
-            chunk(int(data.index)),
-            bytes(data.beacon_block_root),
-            checkpoint(int(data.source.epoch), bytes(data.source.root)),
-            checkpoint(int(data.target.epoch), bytes(data.target.root)),
-        ]
-    )
-
-
-DOMAIN_BEACON_PROPOSER = bytes.fromhex("00000000")
-DOMAIN_BEACON_ATTESTER = bytes.fromhex("01000000")
-DOMAIN_RANDAO = bytes.fromhex("02000000")
-DOMAIN_VOLUNTARY_EXIT = bytes.fromhex("04000000")
-DOMAIN_SELECTION_PROOF = bytes.fromhex("05000000")
-DOMAIN_AGGREGATE_AND_PROOF = bytes.fromhex("06000000")
-DOMAIN_SYNC_COMMITTEE = bytes.fromhex("07000000")
-DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF = bytes.fromhex("08000000")
-DOMAIN_CONTRIBUTION_AND_PROOF = bytes.fromhex("09000000")
-DOMAIN_APPLICATION_BUILDER = bytes.fromhex("00000001")

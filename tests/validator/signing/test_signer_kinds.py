@@ -12,7 +12,7 @@ from __future__ import annotations
 from hashlib import sha256
 
 import crypto_backend
-from tests.validator.signing.support import (
+from tests.support.roots_by_hand import (
     DOMAIN_AGGREGATE_AND_PROOF,
     DOMAIN_APPLICATION_BUILDER,
     DOMAIN_BEACON_ATTESTER,
@@ -23,13 +23,11 @@ from tests.validator.signing.support import (
     DOMAIN_SYNC_COMMITTEE,
     DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF,
     DOMAIN_VOLUNTARY_EXIT,
-    CryptoSpy,
-    attestation_data,
     attestation_data_root,
     chunk,
     merkleize,
-    signing_root,
 )
+from tests.validator.signing.support import CryptoSpy, attestation_data, signing_root
 from validator.consensus.forks import ForkName
 from validator.consensus.ssz import (
     ContributionAndProof,
