@@ -142,10 +142,14 @@ def test_current_slot_from_the_wall_clock(mainnet: ChainSpec) -> None:
 
 
 def test_unknown_extra_fields_are_ignored(genesis: Any, spec: Any) -> None:
+    without_extras = ChainSpec.from_responses(copy.deepcopy(genesis), copy.deepcopy(spec))
     spec["data"]["SOME_FUTURE_CONSTANT"] = {"nested": ["anything"]}
     spec["data"]["GLOAS_FORK_EPOCH"] = "not even a number"
     genesis["data"]["future_field"] = 1
-    ChainSpec.from_responses(genesis, spec)
+    # Parsed, and to exactly what the replies without the extra fields give.
+    assert ChainSpec.from_responses(genesis, spec) == without_extras
+    assert without_extras.slots_per_epoch == 32
+    assert without_extras.unknown_fork_epoch == FAR_FUTURE_EPOCH
 
 
 def _required_spec_fields() -> list[str]:
