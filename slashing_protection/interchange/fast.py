@@ -5,7 +5,7 @@ boundaries, parses each piece with orjson and validates whole columns of values 
 Whenever it sees anything it is not sure about (an unusual layout, a parse or validation
 failure, an entry above `FAST_MAX_ENTRY_BYTES`), it raises `GiveUp` and the exact parser
 decides. It never accepts a document the exact parser would refuse, and when both accept
-they agree (tests/test_sp_interchange.py checks both properties).
+they agree (tests/slashing_protection/test_interchange.py checks both properties).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.official_vectors import REPO_ROOT
+from tests.support.official_vectors import REPO_ROOT
 from validator.devnet import DevnetProcess
 from validator.devnet.command import DevnetOptions, stop_chain
 from validator.devnet.command import start_chain as start_devnet_chain

@@ -11,9 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.client.conftest import make_validators_dir
 from tests.e2e.conftest import VALIDATORS, ChainStarter, ClientProcess, ClientStarter
-from tests.official_vectors import REPO_ROOT
+from tests.support.official_vectors import REPO_ROOT
+from tests.support.validators_dir import make_validators_dir
 
 pytestmark = pytest.mark.slow
 
@@ -58,8 +58,8 @@ async def test_the_same_keys_from_two_directories_are_caught_only_by_the_chains_
 
     Neither client can see the other, so each record allows what the other already
     signed. Both ask the same beacon node, so their attestations are identical (not
-    slashable); their blocks differ by graffiti, so every proposal is doubled and the
-    chain's slasher sees it. docs/running.md records this; it is what doppelganger
+    slashable) while they see the same head; their blocks differ by graffiti, so every
+    proposal is doubled and the chain's slasher sees it. docs/running.md records this; it is what doppelganger
     protection exists for.
     """
     first_dir = make_validators_dir(tmp_path / "first", VALIDATORS)
@@ -81,7 +81,11 @@ async def test_the_same_keys_from_two_directories_are_caught_only_by_the_chains_
     assert summary["invalid_signatures"] == 0
     assert summary["slashable_messages"] > 0
     kinds = {finding["kind"] for finding in summary["slashings"]}
-    assert kinds == {"double_proposal"}, summary["slashings"][:3]
+    # Blocks always differ (graffiti). Attestations are identical only while both
+    # clients see the same head; on a loaded machine one may attest a slot late at
+    # another head, which is a double vote, and the chain's slasher must see that too.
+    assert "double_proposal" in kinds, summary["slashings"][:3]
+    assert kinds <= {"double_proposal", "double_vote"}, summary["slashings"][:3]
 
 
 async def test_devnet_with_slots_0_runs_until_interrupted_and_leaves_no_chain_behind(

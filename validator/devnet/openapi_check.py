@@ -71,7 +71,7 @@ def default_spec_dir() -> Path:
 
     ``$VALIDATOR_BEACON_API_SPEC`` if set, else ``$VALIDATOR_VECTORS_DIR/beacon-api``,
     else ``../shared/vectors/beacon-api`` next to the repository (the same rule as
-    ``tests/official_vectors.py``).
+    ``tests/support/official_vectors.py``).
     """
     explicit = os.environ.get(SPEC_DIR_ENV)
     if explicit:

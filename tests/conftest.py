@@ -1,0 +1,88 @@
+"""Fixtures every room may use: the Beacon API spec, Beacon API test doubles served on
+loopback, strict Beacon API clients, and URLs nothing listens on.
+
+Helpers and doubles themselves live in ``tests/support/``; a room's own fixtures live in
+its ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, cast
+
+import pytest
+
+from tests.support.beacon_fixtures import TEST_TIMEOUTS, ClientFactory, NodeStarter
+from tests.support.fake_node import FakeBeaconNode
+from tests.support.official_vectors import official_vectors
+from validator.beacon import BeaconNodeClient
+from validator.devnet.openapi_check import BeaconApiSpec, load_beacon_api_spec
+from validator.devnet.openapi_checkers import StrictClientChecker
+
+
+@pytest.fixture(scope="session")
+def beacon_api_spec() -> BeaconApiSpec:
+    """The official Beacon API (../shared/vectors/beacon-api), loaded once per session."""
+    return load_beacon_api_spec(official_vectors("beacon-api"))
+
+
+@pytest.fixture
+def unused_url() -> Iterator[Callable[[], str]]:
+    """URLs of ports nothing listens on (connection refused)."""
+
+    def make() -> str:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    yield make
+
+
+@pytest.fixture
+async def start_node(
+    beacon_api_spec: BeaconApiSpec, aiohttp_server: Any
+) -> AsyncIterator[NodeStarter]:
+    """Serve Beacon API test doubles (see NodeStarter); at the end, assert that none saw a
+    spec violation."""
+    started: list[FakeBeaconNode] = []
+
+    async def start(
+        node_type: type[FakeBeaconNode] = FakeBeaconNode, /, *, strict: bool = True, **options: Any
+    ) -> tuple[FakeBeaconNode, str]:
+        node = node_type(beacon_api_spec if strict else None, **options)
+        server = await aiohttp_server(node.app())
+        started.append(node)
+        return node, str(server.make_url("")).rstrip("/")
+
+    yield cast(NodeStarter, start)
+    for node in started:
+        node.release()
+    violations = [str(v) for node in started if node.checker for v in node.checker.violations]
+    assert violations == [], "the client or the double broke the Beacon API spec"
+
+
+@pytest.fixture
+async def make_client(beacon_api_spec: BeaconApiSpec) -> AsyncIterator[ClientFactory]:
+    """Start clients in client-side strict mode; they are closed at the end."""
+    clients: list[BeaconNodeClient] = []
+    checkers: list[StrictClientChecker] = []
+
+    async def make(urls: list[str], *, strict: bool = True, **options: Any) -> BeaconNodeClient:
+        middlewares = []
+        if strict:
+            checker = StrictClientChecker(beacon_api_spec)
+            checkers.append(checker)
+            middlewares.append(checker)
+        options.setdefault("timeouts", TEST_TIMEOUTS)
+        options.setdefault("health_check_interval", 60.0)
+        client = BeaconNodeClient(urls, middlewares=middlewares, **options)
+        clients.append(client)
+        await client.start()
+        return client
+
+    yield make
+    for client in clients:
+        await client.close()
+    assert [str(v) for checker in checkers for v in checker.violations] == []

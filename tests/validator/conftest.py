@@ -1,0 +1,81 @@
+"""Fixtures for the client: validators directories with interop keys, a running service.
+
+The duty-loop test double is served by the root conftest's ``start_node`` (with ``DutyNode``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.validators_dir import make_validators_dir
+from validator.devnet.openapi_check import BeaconApiSpec
+from validator.devnet.openapi_checkers import StrictClientChecker
+from validator.service import RunOptions, ValidatorService
+
+
+@pytest.fixture
+def validators_dir(tmp_path: Path) -> Callable[[int], Path]:
+    def make(count: int, name: str = "validators") -> Path:
+        return make_validators_dir(tmp_path / name, count)
+
+    return make
+
+
+ServiceRunner = Callable[..., Awaitable[ValidatorService]]
+
+
+@pytest.fixture
+async def run_service(beacon_api_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner]:
+    """Run a ValidatorService until its last slot, ``stop_after`` seconds or ``stop``; returns
+    it after a clean stop. The client checks every exchange against the spec unless
+    ``strict=False`` (timing tests); no violation may be seen."""
+    checkers: list[StrictClientChecker] = []
+
+    async def run(
+        url: str,
+        directory: Path,
+        *,
+        stop_after: float | None = None,
+        stop: asyncio.Event | None = None,
+        strict: bool = True,
+        started: Callable[[ValidatorService], None] | None = None,
+        **options: Any,
+    ) -> ValidatorService:
+        middlewares = []
+        if strict:
+            checker = StrictClientChecker(beacon_api_spec)
+            checkers.append(checker)
+            middlewares.append(checker)
+        # The driver's hooks go to run(), not to the client's options.
+        last_slot = options.pop("last_slot", None)
+        on_slot = options.pop("on_slot", None)
+        options.setdefault("progress", False)
+        options.setdefault("stop_grace", 1.0)
+        service = ValidatorService(
+            RunOptions(
+                beacon_node_urls=[url],
+                validators_dir=directory,
+                middlewares=middlewares,
+                **options,
+            )
+        )
+        if started is not None:
+            started(service)
+        stop = stop or asyncio.Event()
+        stopper = None
+        if stop_after is not None:
+            stopper = asyncio.get_running_loop().call_later(stop_after, stop.set)
+        try:
+            async with asyncio.timeout(60):
+                await service.run(stop, last_slot=last_slot, on_slot=on_slot)
+        finally:
+            if stopper is not None:
+                stopper.cancel()
+        return service
+
+    yield run
+    assert [str(v) for checker in checkers for v in checker.violations] == []
