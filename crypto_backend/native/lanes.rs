@@ -1,0 +1,52 @@
+//! Lanes are threads: one rayon pool per process, sized by `set_lanes` (from
+//! `VALIDATOR_BLS_LANES`, default the usable cores). With one lane nothing is
+//! spawned and all work runs on the calling thread. The pool is built lazily by
+//! the first call that needs it and rebuilt when the size changes.
+
+use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+static LANES: AtomicUsize = AtomicUsize::new(1);
+static POOL: Mutex<Option<(usize, Arc<ThreadPool>)>> = Mutex::new(None);
+
+pub fn lanes() -> usize {
+    LANES.load(Ordering::Relaxed)
+}
+
+pub fn set_lanes(count: usize) {
+    LANES.store(count.max(1), Ordering::Relaxed);
+    let mut pool = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if pool.as_ref().is_some_and(|(size, _)| *size != count) {
+        // Dropping the last handle lets the old threads finish and exit.
+        *pool = None;
+    }
+}
+
+fn pool(size: usize) -> Arc<ThreadPool> {
+    let mut slot = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((held, pool)) = slot.as_ref() {
+        if *held == size {
+            return pool.clone();
+        }
+    }
+    let built = Arc::new(
+        ThreadPoolBuilder::new()
+            .num_threads(size)
+            .thread_name(|index| format!("bls-lane-{index}"))
+            .build()
+            .expect("could not start the BLS lane threads"),
+    );
+    *slot = Some((size, built.clone()));
+    built
+}
+
+/// Run `work` on the lanes (its rayon calls spread over them), or inline with one lane.
+pub fn run<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+    let size = lanes();
+    if size <= 1 {
+        work()
+    } else {
+        pool(size).install(work)
+    }
+}
