@@ -160,8 +160,11 @@ fn sign_many<'py>(
     sks: Vec<Bound<'py, PyAny>>,
     message: &[u8],
 ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-    let secrets: Vec<curve::SecretScalar> =
-        sks.iter().map(secret_key).collect::<PyResult<_>>()?;
+    // Sized once: a growing Vec would leave copies of moved scalars in freed memory.
+    let mut secrets: Vec<curve::SecretScalar> = Vec::with_capacity(sks.len());
+    for sk in &sks {
+        secrets.push(secret_key(sk)?);
+    }
     if secrets.is_empty() {
         return Ok(Vec::new());
     }
