@@ -180,7 +180,8 @@ def _break(sets: list[Set], position: int) -> list[Set]:
 
 
 @pytest.mark.parametrize(
-    ("count", "messages"), [(2, 2), (4, 4), (9, 9), (10, 10), (11, 11), (33, 33), (120, 1), (140, 1)]
+    ("count", "messages"),
+    [(2, 2), (4, 4), (9, 9), (10, 10), (11, 11), (33, 33), (120, 1), (140, 1)],
 )
 def test_batches_straddling_the_chunk_size(
     backend: Backend[Any, Any], lanes: int, count: int, messages: int
