@@ -127,7 +127,7 @@ def test_native_calls_release_the_gil() -> None:
     finally:
         threads.set_lane_count(None)
     # Holding the GIL, the call would let this loop run only at its edges.
-    assert steps_during_call > 10_000
+    assert steps_during_call > 1_000
 
 
 def test_two_python_threads_verify_correct_answers_at_once() -> None:
