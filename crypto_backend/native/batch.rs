@@ -10,7 +10,6 @@
 use crate::cache::KeyCache;
 use crate::curve::{self, G1Affine, G2Affine, DST};
 use crate::suite;
-use rayon::prelude::*;
 
 pub struct SetRef<'a> {
     pub keys: Vec<&'a [u8]>,
@@ -77,17 +76,14 @@ pub fn verify_signature_sets(cache: &KeyCache, sets: &[SetRef], weights: &[u64])
         key_points.push(&resolved[offset..offset + set.keys.len()]);
         offset += set.keys.len();
     }
-    let checked: Option<Vec<Checked>> = crate::lanes::run(|| {
-        sets.par_iter()
-            .zip(key_points.par_iter())
-            .with_min_len(4)
-            .map(|(set, points)| {
-                let key = suite::aggregate_key(points)?;
-                let signature = curve::decode_g2(set.signature).ok()?;
-                Some(Checked { key, message: set.message, signature })
-            })
-            .collect()
-    });
+    let positions: Vec<usize> = (0..sets.len()).collect();
+    let checked: Option<Vec<Checked>> = crate::lanes::map(&positions, 4, |index| {
+        let key = suite::aggregate_key(key_points[*index])?;
+        let signature = curve::decode_g2(sets[*index].signature).ok()?;
+        Some(Checked { key, message: sets[*index].message, signature })
+    })
+    .into_iter()
+    .collect();
     let Some(checked) = checked else {
         return false;
     };
@@ -101,7 +97,8 @@ pub fn verify_signature_sets(cache: &KeyCache, sets: &[SetRef], weights: &[u64])
     if chunks.len() == 1 {
         return check_chunk(&checked, weights, &chunks[0]);
     }
-    crate::lanes::run(|| chunks.par_iter().all(|chunk| check_chunk(&checked, weights, chunk)))
+    let verdicts = crate::lanes::map(&chunks, 1, |chunk| check_chunk(&checked, weights, chunk));
+    verdicts.iter().all(|verdict| *verdict)
 }
 
 /// One random-linear-combination check of the sets at `indices` (sorted by message).

@@ -5,7 +5,6 @@
 
 use crate::curve::{self, G1Affine, PUBKEY_LENGTH};
 use lru::LruCache;
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::Mutex;
@@ -77,9 +76,9 @@ impl KeyCache {
         }
         let todo: Vec<[u8; PUBKEY_LENGTH]> = missing.keys().copied().collect();
         let decoded: Vec<Option<G1Affine>> = if todo.len() >= PARALLEL_DECODE_MIN {
-            crate::lanes::run(|| todo.par_iter().with_min_len(8).map(|k| validate_key(k)).collect())
+            crate::lanes::map(&todo, 8, |key| validate_key(key))
         } else {
-            todo.iter().map(|k| validate_key(k)).collect()
+            todo.iter().map(|key| validate_key(key)).collect()
         };
         {
             let mut inner = self.lock();

@@ -3,6 +3,7 @@
 //! spawned and all work runs on the calling thread. The pool is built lazily by
 //! the first call that needs it and rebuilt when the size changes.
 
+use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,12 +42,17 @@ fn pool(size: usize) -> Arc<ThreadPool> {
     built
 }
 
-/// Run `work` on the lanes (its rayon calls spread over them), or inline with one lane.
-pub fn run<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+/// `items.map(work)` in order, spread over the lanes in tasks of at least
+/// `min_len` items; on the calling thread with one lane or too few items. Never
+/// rayon's global pool: only this pool, of the configured size, runs our work.
+pub fn map<T: Sync, R: Send>(
+    items: &[T],
+    min_len: usize,
+    work: impl Fn(&T) -> R + Sync + Send,
+) -> Vec<R> {
     let size = lanes();
-    if size <= 1 {
-        work()
-    } else {
-        pool(size).install(work)
+    if size <= 1 || items.len() < 2 * min_len.max(1) {
+        return items.iter().map(work).collect();
     }
+    pool(size).install(|| items.par_iter().with_min_len(min_len.max(1)).map(work).collect())
 }

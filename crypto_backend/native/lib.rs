@@ -169,17 +169,11 @@ fn sign_many<'py>(
         return Ok(Vec::new());
     }
     let signatures: Vec<[u8; curve::SIGNATURE_LENGTH]> = without_gil(py, || {
-        use rayon::prelude::*;
         let hashed = curve::hash_to_g2(message, curve::DST);
-        let sign_one = |secret: &curve::SecretScalar| {
+        lanes::map(&secrets, 4, |secret| {
             test_panic::maybe_panic(test_panic::Site::SignMany);
             curve::encode_g2(&secret.sign_hashed(&hashed))
-        };
-        if lanes::lanes() <= 1 || secrets.len() < 8 {
-            secrets.iter().map(sign_one).collect()
-        } else {
-            lanes::run(|| secrets.par_iter().with_min_len(4).map(sign_one).collect())
-        }
+        })
     })?;
     drop(secrets); // zeroed on drop
     Ok(signatures.iter().map(|signature| PyBytes::new(py, signature)).collect())

@@ -4,7 +4,6 @@
 
 use crate::cache::KeyCache;
 use crate::curve::{self, G1Affine, G2Affine, DST, PUBKEY_LENGTH, SIGNATURE_LENGTH};
-use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Keys summed per rayon task when a long key list is summed on the lanes.
@@ -138,11 +137,9 @@ pub fn sum_keys(points: &[Option<G1Affine>]) -> curve::G1 {
     if points.len() < 4 * SUM_CHUNK {
         return curve::g1_sum(points.iter().flatten());
     }
-    let partial: Vec<G1Affine> = crate::lanes::run(|| {
-        points
-            .par_chunks(SUM_CHUNK)
-            .map(|chunk| curve::g1_to_affine(&curve::g1_sum(chunk.iter().flatten())))
-            .collect()
+    let chunks: Vec<&[Option<G1Affine>]> = points.chunks(SUM_CHUNK).collect();
+    let partial: Vec<G1Affine> = crate::lanes::map(&chunks, 1, |chunk| {
+        curve::g1_to_affine(&curve::g1_sum(chunk.iter().flatten()))
     });
     curve::g1_sum(partial.iter())
 }
