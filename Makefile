@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install devnet test lint bench clean
 
-$(STAMP): pyproject.toml
+# The native core (Rust) is built by pip through maturin; a change to it rebuilds.
+$(STAMP): pyproject.toml Cargo.toml Cargo.lock $(wildcard crypto_backend/native/*.rs)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,dev]'
@@ -29,4 +30,4 @@ bench: $(STAMP)
 	for script in bench/*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info target crypto_backend/_native*.so

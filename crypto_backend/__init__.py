@@ -1,11 +1,12 @@
 """BLS12-381 for the consensus ciphersuite BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_.
 
 Bytes in, bytes out, named after the consensus specification. Two libraries sit
-behind one set of rules: ``blst`` (pyblst, the default) and ``arkworks``
+behind one set of rules: ``blst`` (the default: a native extension in Rust on the
+blst crate, the GIL released in every call, batches on threads) and ``arkworks``
 (py-arkworks-bls12381); pick one with ``use(name)`` or ``VALIDATOR_BLS_BACKEND``.
 Identity public keys are refused in every verify path before any pairing, and
-so is an aggregate key that sums to the identity. Large batches run on lanes
-(worker processes); see docs/crypto.md for what is guaranteed and why.
+so is an aggregate key that sums to the identity. No function starts a process;
+see docs/crypto.md for what is guaranteed and why.
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ from crypto_backend.ciphersuite import (
     eth_fast_aggregate_verify,
     fast_aggregate_verify,
     key_validate,
+    key_validate_many,
     sign,
     sk_to_pk,
     verify,
+    warm_pubkeys,
 )
 from crypto_backend.constants import CURVE_ORDER, DST, G1_POINT_AT_INFINITY, G2_POINT_AT_INFINITY
 from crypto_backend.errors import BlsError
-from crypto_backend.lanes import lane_count, set_lane_count, shutdown_lanes, start_lanes
-from crypto_backend.selection import BACKEND_NAMES, backend_name, use
+from crypto_backend.selection import BACKEND_NAMES, backend_name, info, use
+from crypto_backend.threads import lane_count, set_lane_count
 
 __all__ = [
     "BACKEND_NAMES",
@@ -41,15 +44,16 @@ __all__ = [
     "eth_aggregate_pubkeys",
     "eth_fast_aggregate_verify",
     "fast_aggregate_verify",
+    "info",
     "key_validate",
+    "key_validate_many",
     "lane_count",
     "set_lane_count",
-    "shutdown_lanes",
     "sign",
     "sign_many",
     "sk_to_pk",
-    "start_lanes",
     "use",
     "verify",
     "verify_signature_sets",
+    "warm_pubkeys",
 ]

@@ -1,6 +1,7 @@
 """The independent second backend: arkworks (Rust) through py-arkworks-bls12381.
 
-Used for differential testing and selectable at run time. Its decoder accepts
+Used for differential testing and selectable at run time. It runs the
+ciphersuite's rules in Python (``portable``) on the calling thread. Its decoder accepts
 non-canonical encodings of the identity (``c0..01``, ``e0..00``), which the
 wrapper's re-encoding check refuses; its ``G1Point()`` is the generator, not the
 identity; its pairing check drops pairs that hold the identity, which is why
@@ -13,12 +14,12 @@ from collections.abc import Sequence
 
 from py_arkworks_bls12381 import GT, G1Point, G2Point, Scalar
 
-from crypto_backend.backend import Backend
 from crypto_backend.errors import BlsError
 from crypto_backend.key_cache import KEY_CACHE_SIZE
+from crypto_backend.portable import PortableBackend
 
 
-class ArkworksBackend(Backend[G1Point, G2Point]):
+class ArkworksBackend(PortableBackend[G1Point, G2Point]):
     name = "arkworks"
 
     def __init__(self, key_cache_size: int = KEY_CACHE_SIZE) -> None:

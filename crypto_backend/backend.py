@@ -1,9 +1,13 @@
-"""The small protocol every curve library sits behind.
+"""What every curve library offers behind ``crypto_backend``.
 
-A backend offers only group arithmetic on opaque point objects. Every rule of
-the ciphersuite (identity refusals, canonical encodings, random weights, what
-is true and what is false) lives above it, in ``ciphersuite`` and ``batch``, so
-it is written once and holds for every library.
+Two layers. The *operations* are the ciphersuite's functions on checked input
+(bytes, lists of bytes, secret keys already range-checked): the public functions
+of ``ciphersuite`` and ``batch`` coerce their input and call these. The
+*primitives* are group arithmetic on opaque point objects; ``portable`` builds
+the operations from them (arkworks), while the native ``blst`` backend computes
+the operations in Rust and offers the primitives for tests and differential
+checks. Both follow the rules of docs/crypto.md, and the same tests hold them
+to it.
 """
 
 from __future__ import annotations
@@ -12,72 +16,87 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar, Generic, TypeVar
 
-from crypto_backend.constants import PUBKEY_LENGTH, SIGNATURE_LENGTH
-from crypto_backend.errors import BlsError
-from crypto_backend.key_cache import KEY_CACHE_SIZE, CacheStats, KeyCache
+from crypto_backend.key_cache import CacheStats
 
 G1 = TypeVar("G1")
 G2 = TypeVar("G2")
 
+#: A signature set after input coercion: keys as a tuple, everything as ``bytes``.
+CheckedSet = tuple[tuple[bytes, ...], bytes, bytes]
+
 
 class Backend(ABC, Generic[G1, G2]):
-    """BLS12-381 group operations of one library, plus the per-process key cache."""
+    """BLS12-381 of one library, plus its per-process key cache."""
 
     name: ClassVar[str]
 
-    def __init__(self, key_cache_size: int = KEY_CACHE_SIZE) -> None:
-        self._keys: KeyCache[G1] = KeyCache(self._validate_pubkey, key_cache_size)
-        #: ``pubkey(data)``: the validated key point, or None when the key is refused.
-        self.pubkey = self._keys.lookup
+    # -- operations (input already coerced; secret keys already in [1, r - 1]) --
 
-    # -- decoding: canonical, on the curve, in the subgroup (identity allowed) --
+    @abstractmethod
+    def pubkey(self, data: bytes) -> G1 | None:
+        """The validated key point (through the key cache), or None when refused."""
 
+    @abstractmethod
+    def key_validate_many(self, pubkeys: Sequence[bytes]) -> list[bool]:
+        """KeyValidate of each key, decoding the misses of the cache at once."""
+
+    def key_validate(self, pubkey: bytes) -> bool:
+        return self.pubkey(pubkey) is not None
+
+    @abstractmethod
+    def sk_to_pk(self, sk: int) -> bytes: ...
+
+    def sign(self, sk: int, message: bytes) -> bytes:
+        return self.sign_many([sk], message)[0]
+
+    @abstractmethod
+    def sign_many(self, sks: Sequence[int], message: bytes) -> list[bytes]:
+        """Sign one message with each key, hashing it once."""
+
+    @abstractmethod
+    def verify(self, pubkey: bytes, message: bytes, signature: bytes) -> bool: ...
+
+    @abstractmethod
+    def fast_aggregate_verify(
+        self, pubkeys: Sequence[bytes], message: bytes, signature: bytes
+    ) -> bool: ...
+
+    @abstractmethod
+    def eth_fast_aggregate_verify(
+        self, pubkeys: Sequence[bytes], message: bytes, signature: bytes
+    ) -> bool: ...
+
+    @abstractmethod
+    def aggregate_verify(
+        self, pubkeys: Sequence[bytes], messages: Sequence[bytes], signature: bytes
+    ) -> bool: ...
+
+    @abstractmethod
+    def aggregate(self, signatures: Sequence[bytes]) -> bytes: ...
+
+    @abstractmethod
+    def eth_aggregate_pubkeys(self, pubkeys: Sequence[bytes]) -> bytes: ...
+
+    @abstractmethod
+    def verify_signature_sets(self, sets: Sequence[CheckedSet], weights: Sequence[int]) -> bool:
+        """The batch check with one random weight per set (1 <= w < 2**64)."""
+
+    @abstractmethod
+    def key_cache_stats(self) -> CacheStats: ...
+
+    @abstractmethod
+    def clear_key_cache(self) -> None: ...
+
+    # -- primitives: canonical, on the curve, in the subgroup (identity allowed) --
+
+    @abstractmethod
     def decode_g1(self, data: bytes) -> G1:
         """Decode a compressed G1 point; raise BlsError unless the encoding is canonical
         and the point lies in G1. The identity is a valid point here (not a valid key)."""
-        if len(data) != PUBKEY_LENGTH:
-            raise BlsError(f"a G1 point is {PUBKEY_LENGTH} bytes, got {len(data)}")
-        point = self._decode_g1(data)
-        # Libraries differ on which bit patterns they tolerate; one canonical
-        # encoding per point is our rule, whatever the library accepts.
-        if self.encode_g1(point) != data:
-            raise BlsError("non-canonical G1 encoding")
-        return point
 
+    @abstractmethod
     def decode_g2(self, data: bytes) -> G2:
         """Decode a compressed G2 point (a signature), same rules as ``decode_g1``."""
-        if len(data) != SIGNATURE_LENGTH:
-            raise BlsError(f"a G2 point is {SIGNATURE_LENGTH} bytes, got {len(data)}")
-        point = self._decode_g2(data)
-        if self.encode_g2(point) != data:
-            raise BlsError("non-canonical G2 encoding")
-        return point
-
-    def _validate_pubkey(self, data: bytes) -> G1 | None:
-        """KeyValidate: a decodable G1 point that is not the identity."""
-        try:
-            point = self.decode_g1(data)
-        except BlsError:
-            return None
-        if self.g1_is_identity(point):
-            return None
-        return point
-
-    def key_cache_stats(self) -> CacheStats:
-        return self._keys.stats()
-
-    def clear_key_cache(self) -> None:
-        self._keys.clear()
-
-    # -- library-specific operations --
-
-    @abstractmethod
-    def _decode_g1(self, data: bytes) -> G1:
-        """Checked decode (on curve, in subgroup); raise BlsError on refusal."""
-
-    @abstractmethod
-    def _decode_g2(self, data: bytes) -> G2:
-        """Checked decode (on curve, in subgroup); raise BlsError on refusal."""
 
     @abstractmethod
     def encode_g1(self, point: G1) -> bytes: ...

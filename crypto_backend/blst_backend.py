@@ -1,101 +1,124 @@
-"""The default backend: supranational blst through pyblst.
+"""The default backend: the native core, ``crypto_backend._native`` (Rust, the blst crate).
 
-pyblst's checked ``uncompress`` refuses bad encodings, points off the curve and
-points outside the subgroup, but accepts the identity; the identity rules are
-the wrapper's (``Backend._validate_pubkey`` and the ciphersuite). pyblst holds
-the GIL for every call, which is why large batches go to lane processes.
+Every operation is one call into the extension, which releases the GIL for the
+whole computation and spreads batches over its lanes (threads). Public keys are
+cached there as blst affine points, so a key is decoded once per process and
+never crosses back into Python. The primitives (point objects, sums, pairings)
+are the same extension's, for the tests and the differential checks.
 """
 
 from __future__ import annotations
 
-import functools
-import operator
 from collections.abc import Sequence
-from typing import Any, Final
 
-from pyblst import BlstP1Element, BlstP2Element, final_verify, miller_loop
-
-from crypto_backend import msm
-from crypto_backend.backend import Backend
-from crypto_backend.constants import G1_GENERATOR
-from crypto_backend.errors import BlsError
-from crypto_backend.key_cache import KEY_CACHE_SIZE
-
-# Cost of one ``scalar_mul`` in point additions, measured on this machine:
-# G1 ~105 µs / ~1.1 µs, G2 ~220 µs / ~2.5 µs.
-_G1_LADDER_COST: Final = 95
-_G2_LADDER_COST: Final = 88
+from crypto_backend import _native, threads
+from crypto_backend._native import G1Point, G2Point
+from crypto_backend.backend import Backend, CheckedSet
+from crypto_backend.key_cache import KEY_CACHE_SIZE, CacheStats
 
 
-def _scalar_mul(point: Any, scalar: int) -> Any:
-    return point.scalar_mul(scalar)
-
-
-class BlstBackend(Backend[Any, Any]):
+class BlstBackend(Backend[G1Point, G2Point]):
     name = "blst"
 
     def __init__(self, key_cache_size: int = KEY_CACHE_SIZE) -> None:
-        super().__init__(key_cache_size)
-        self._generator = BlstP1Element.uncompress(G1_GENERATOR)
-        self._g1_identity = BlstP1Element()
-        self._g2_identity = BlstP2Element()
+        self._cache = _native.KeyCache(key_cache_size)
+        _native.set_lanes(threads.lane_count())
 
-    def _decode_g1(self, data: bytes) -> Any:
-        try:
-            return BlstP1Element.uncompress(data)
-        except ValueError as error:
-            raise BlsError(f"invalid G1 point: {error}") from None
+    # -- operations --
 
-    def _decode_g2(self, data: bytes) -> Any:
-        try:
-            return BlstP2Element.uncompress(data)
-        except ValueError as error:
-            raise BlsError(f"invalid G2 point: {error}") from None
+    def pubkey(self, data: bytes) -> G1Point | None:
+        return self._cache.lookup(data)
 
-    def encode_g1(self, point: Any) -> bytes:
-        return bytes(point.compress())
+    def key_validate_many(self, pubkeys: Sequence[bytes]) -> list[bool]:
+        return _native.key_validate_many(self._cache, pubkeys)
 
-    def encode_g2(self, point: Any) -> bytes:
-        return bytes(point.compress())
+    def key_validate(self, pubkey: bytes) -> bool:
+        return _native.key_validate(self._cache, pubkey)
 
-    def g1_is_identity(self, point: Any) -> bool:
-        return bool(point == self._g1_identity)
+    def sk_to_pk(self, sk: int) -> bytes:
+        return _native.sk_to_pk(sk)
 
-    def g2_is_identity(self, point: Any) -> bool:
-        return bool(point == self._g2_identity)
+    def sign(self, sk: int, message: bytes) -> bytes:
+        return _native.sign(sk, message)
 
-    def g1_generator_times(self, scalar: int) -> Any:
-        return self._generator.scalar_mul(scalar)
+    def sign_many(self, sks: Sequence[int], message: bytes) -> list[bytes]:
+        return _native.sign_many(sks, message)
 
-    def g2_times(self, point: Any, scalar: int) -> Any:
-        return point.scalar_mul(scalar)
+    def verify(self, pubkey: bytes, message: bytes, signature: bytes) -> bool:
+        return _native.verify(self._cache, pubkey, message, signature)
 
-    def hash_to_g2(self, message: bytes, dst: bytes) -> Any:
-        return BlstP2Element.hash_to_group(message, dst)
+    def fast_aggregate_verify(
+        self, pubkeys: Sequence[bytes], message: bytes, signature: bytes
+    ) -> bool:
+        return _native.fast_aggregate_verify(self._cache, pubkeys, message, signature)
 
-    def g1_sum(self, points: Sequence[Any]) -> Any:
-        return functools.reduce(operator.add, points)
+    def eth_fast_aggregate_verify(
+        self, pubkeys: Sequence[bytes], message: bytes, signature: bytes
+    ) -> bool:
+        return _native.eth_fast_aggregate_verify(self._cache, pubkeys, message, signature)
 
-    def g2_sum(self, points: Sequence[Any]) -> Any:
-        return functools.reduce(operator.add, points)
+    def aggregate_verify(
+        self, pubkeys: Sequence[bytes], messages: Sequence[bytes], signature: bytes
+    ) -> bool:
+        return _native.aggregate_verify(self._cache, pubkeys, messages, signature)
 
-    def g1_weighted_sum(self, points: Sequence[Any], weights: Sequence[int]) -> Any:
-        return msm.weighted_sum(
-            points, weights, scalar_mul=_scalar_mul, ladder_cost=_G1_LADDER_COST
-        )
+    def aggregate(self, signatures: Sequence[bytes]) -> bytes:
+        return _native.aggregate(signatures)
 
-    def g2_weighted_sum(self, points: Sequence[Any], weights: Sequence[int]) -> Any:
-        return msm.weighted_sum(
-            points, weights, scalar_mul=_scalar_mul, ladder_cost=_G2_LADDER_COST
-        )
+    def eth_aggregate_pubkeys(self, pubkeys: Sequence[bytes]) -> bytes:
+        return _native.eth_aggregate_pubkeys(self._cache, pubkeys)
 
-    def pairings_equal_signature(self, pairs: Sequence[tuple[Any, Any]], signature: Any) -> bool:
-        # Miller loops multiply in FP12; final_verify runs one final
-        # exponentiation over both sides and compares.
-        product = None
-        for key, hashed in pairs:
-            loop = miller_loop(key, hashed)
-            product = loop if product is None else product * loop
-        if product is None:
-            raise ValueError("a pairing check needs at least one pair")
-        return bool(final_verify(product, miller_loop(self._generator, signature)))
+    def verify_signature_sets(self, sets: Sequence[CheckedSet], weights: Sequence[int]) -> bool:
+        return _native.verify_signature_sets(self._cache, sets, weights)
+
+    def key_cache_stats(self) -> CacheStats:
+        return CacheStats(*self._cache.stats())
+
+    def clear_key_cache(self) -> None:
+        self._cache.clear()
+
+    # -- primitives --
+
+    def decode_g1(self, data: bytes) -> G1Point:
+        return _native.decode_g1(data)
+
+    def decode_g2(self, data: bytes) -> G2Point:
+        return _native.decode_g2(data)
+
+    def encode_g1(self, point: G1Point) -> bytes:
+        return _native.encode_g1(point)
+
+    def encode_g2(self, point: G2Point) -> bytes:
+        return _native.encode_g2(point)
+
+    def g1_is_identity(self, point: G1Point) -> bool:
+        return _native.g1_is_identity(point)
+
+    def g2_is_identity(self, point: G2Point) -> bool:
+        return _native.g2_is_identity(point)
+
+    def g1_generator_times(self, scalar: int) -> G1Point:
+        return _native.g1_generator_times(scalar)
+
+    def g2_times(self, point: G2Point, scalar: int) -> G2Point:
+        return _native.g2_times(point, scalar)
+
+    def hash_to_g2(self, message: bytes, dst: bytes) -> G2Point:
+        return _native.hash_to_g2(message, dst)
+
+    def g1_sum(self, points: Sequence[G1Point]) -> G1Point:
+        return _native.g1_sum(points)
+
+    def g2_sum(self, points: Sequence[G2Point]) -> G2Point:
+        return _native.g2_sum(points)
+
+    def g1_weighted_sum(self, points: Sequence[G1Point], weights: Sequence[int]) -> G1Point:
+        return _native.g1_weighted_sum(points, weights)
+
+    def g2_weighted_sum(self, points: Sequence[G2Point], weights: Sequence[int]) -> G2Point:
+        return _native.g2_weighted_sum(points, weights)
+
+    def pairings_equal_signature(
+        self, pairs: Sequence[tuple[G1Point, G2Point]], signature: G2Point
+    ) -> bool:
+        return _native.pairings_equal_signature(pairs, signature)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from importlib import metadata
 from typing import Any, Final
 
 from crypto_backend.arkworks_backend import ArkworksBackend
@@ -25,6 +26,8 @@ _FACTORIES: Final[dict[str, type[Backend[Any, Any]]]] = {
     ArkworksBackend.name: ArkworksBackend,
 }
 BACKEND_NAMES: Final = tuple(_FACTORIES)
+#: The SIMD path of the native core. This build has none: blst's own code only.
+SIMD_PATH: Final = "none"
 
 _lock = threading.Lock()
 _instances: dict[str, Backend[Any, Any]] = {}
@@ -50,7 +53,7 @@ def backend_named(name: str) -> Backend[Any, Any]:
 
 
 def use(name: str) -> None:
-    """Select the backend for every later call in this process (and its lanes)."""
+    """Select the backend for every later call in this process."""
     global _selected
     _selected = backend_named(name)
 
@@ -78,3 +81,19 @@ def _select_from_environment() -> Backend[Any, Any]:
 def backend_name() -> str:
     """Name of the backend that serves calls now (``"blst"`` or ``"arkworks"``)."""
     return current().name
+
+
+def info() -> dict[str, Any]:
+    """What serves the calls now: ``backend`` (name), ``versions`` (of the libraries
+    behind it), ``lanes`` (threads a batch may use), ``simd`` (the SIMD path)."""
+    backend = current()
+    if backend.name == BlstBackend.name:
+        from crypto_backend import _native
+
+        versions = {"crypto_backend_native": _native.VERSION, "blst": _native.BLST_VERSION}
+        lanes = _native.lane_count()
+    else:
+        versions = {"py-arkworks-bls12381": metadata.version("py-arkworks-bls12381")}
+        # arkworks holds the GIL and runs every call on the calling thread.
+        lanes = 1
+    return {"backend": backend.name, "versions": versions, "lanes": lanes, "simd": SIMD_PATH}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import crypto_backend
-from crypto_backend import lanes, selection
+from crypto_backend import selection, threads
 from crypto_backend.backend import Backend
 
 PROJECT_VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "crypto"
@@ -37,18 +37,49 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend[Any, Any]]:
 
 @pytest.fixture(params=[1, 2], ids=["one_lane", "two_lanes"], scope="module")
 def lane_setting(request: pytest.FixtureRequest) -> Iterator[int]:
-    """Run a module's tests without lanes and with a pool of two lane processes."""
-    lanes.set_lane_count(request.param)
+    """Run a module's tests on one lane (the calling thread) and on two lane threads."""
+    threads.set_lane_count(request.param)
     try:
         yield request.param
     finally:
-        lanes.set_lane_count(None)
+        threads.set_lane_count(None)
 
 
 @pytest.fixture
 def one_lane() -> Iterator[None]:
-    lanes.set_lane_count(1)
+    threads.set_lane_count(1)
     try:
         yield
     finally:
-        lanes.set_lane_count(None)
+        threads.set_lane_count(None)
+
+
+class PairingWatch:
+    """Proves that no pairing was computed: the Python primitive is replaced by one
+    that fails (portable backends), and the native core's pairing counter must not
+    move (blst, whose operations never call back into Python)."""
+
+    def __init__(self, backend: Backend[Any, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+        def forbidden(*_args: object) -> bool:
+            raise AssertionError("a pairing was computed")
+
+        monkeypatch.setattr(backend, "pairings_equal_signature", forbidden)
+        self.native = backend.name == "blst"
+        self.before = self._native_pairings()
+
+    def _native_pairings(self) -> int:
+        if not self.native:
+            return 0
+        from crypto_backend import _native
+
+        return _native.counters()["pairing_checks"]
+
+    def check(self) -> None:
+        assert self._native_pairings() == self.before, "the native core computed a pairing"
+
+
+@pytest.fixture
+def no_pairing(backend: Backend[Any, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    watch = PairingWatch(backend, monkeypatch)
+    yield
+    watch.check()

@@ -31,7 +31,9 @@ DESIGN_FUNCTIONS = {
     "sign_many": ["sks", "message"],
     "use": ["name"],
     "backend_name": [],
-    "shutdown_lanes": [],
+    "key_validate_many": ["pubkeys"],
+    "warm_pubkeys": ["pubkeys"],
+    "info": [],
 }
 
 

@@ -1,4 +1,5 @@
-"""blst against arkworks (and py_ecc on a small sample), on live seeded inputs.
+"""blst against arkworks (and py_ecc on a small sample, pyblst on the decodings), on
+live seeded inputs.
 
 Any disagreement between two independent implementations behind the same
 wrapper is a bug in one of them or in the wrapper.
@@ -13,6 +14,7 @@ from typing import Any, TypeVar
 import pytest
 from py_ecc.bls import G2ProofOfPossession as Oracle
 from py_ecc.bls.g2_primitives import is_inf, pubkey_to_G1, signature_to_G2, subgroup_check
+from pyblst import BlstP1Element, BlstP2Element
 
 import crypto_backend
 from crypto_backend import selection
@@ -129,6 +131,8 @@ def test_decoding_agrees(group: str) -> None:
         assert blst_result == arkworks_result, name
         # Whatever is accepted re-encodes to exactly the input.
         assert blst_result in (None, encoding), name
+        # pyblst (the C library through another wrapper) agrees with the native core.
+        assert _pyblst_verdict(group, encoding) == blst_result, name
         if group == "G1":
             is_key = blst_result is not None and encoding != crypto_backend.G1_POINT_AT_INFINITY
             assert (BLST.pubkey(encoding) is not None) is is_key, name
@@ -136,6 +140,15 @@ def test_decoding_agrees(group: str) -> None:
         accepted += blst_result is not None
     # The sample holds both verdicts, in good numbers.
     assert 10 <= accepted <= len(cases) - 50
+
+
+def _pyblst_verdict(group: str, encoding: bytes) -> bytes | None:
+    element = BlstP1Element if group == "G1" else BlstP2Element
+    try:
+        encoded = bytes(element.uncompress(encoding).compress())
+    except ValueError:
+        return None
+    return encoded if encoded == encoding else None
 
 
 def _oracle_verdict(group: str, encoding: bytes) -> bytes | None:

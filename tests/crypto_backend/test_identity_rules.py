@@ -3,13 +3,13 @@
 Some libraries drop a pair holding the identity from a pairing product (and an
 empty product is one), so an identity key, or keys P and -P that sum to the
 identity, would verify under the identity signature if they ever reached the
-pairing. Each test here replaces the backend's pairing with one that fails the
-test if called.
+pairing. Each test here runs under ``no_pairing`` (conftest): on arkworks the
+backend's pairing is replaced by one that fails the test if called, on the
+native backend its pairing counter must not move.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,15 +25,6 @@ OTHER_SECRET = 0x0FED_CBA9_8765_4321
 
 def negate(encoding: bytes) -> bytes:
     return bytes([encoding[0] ^ 0x20]) + encoding[1:]
-
-
-@pytest.fixture
-def no_pairing(backend: Backend[Any, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    def forbidden(*_args: object) -> bool:
-        raise AssertionError("a pairing was computed")
-
-    monkeypatch.setattr(backend, "pairings_equal_signature", forbidden)
-    yield
 
 
 @pytest.fixture

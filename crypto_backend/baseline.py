@@ -1,0 +1,33 @@
+"""blst called directly from the native core, with none of our rules: the benchmark's
+baselines (``bench/crypto.py``), public on purpose so that bench/ imports nothing
+private. Not for verifying anything in production: these skip the key cache and
+the identity and canonical-encoding rules of the real functions.
+"""
+
+from __future__ import annotations
+
+from crypto_backend import _native
+from crypto_backend._native import G1Point, G2Point
+from crypto_backend.constants import DST
+
+
+def decode_pubkey(pubkey: bytes) -> G1Point:
+    """blst's checked decode of a public key (raises BlsError when it refuses)."""
+    return _native.baseline_decode_pubkey(pubkey)
+
+
+def core_verify(pubkey: G1Point, message: bytes, signature: bytes) -> bool:
+    """A bare blst core_verify on an already decoded key: blst's signature decode and
+    subgroup check, ``blst_core_verify_pk_in_g1`` (hash, two Miller loops, final
+    exponentiation)."""
+    return _native.baseline_core_verify(pubkey, message, signature)
+
+
+def hash_to_g2(message: bytes) -> G2Point:
+    """blst's hash of a message to G2 with the consensus DST."""
+    return _native.hash_to_g2(message, DST)
+
+
+def sign_hashed(sk: int, hashed: G2Point) -> bytes:
+    """A bare multiplication: ``blst_sign_pk_in_g1`` of a hashed message, compressed."""
+    return _native.baseline_sign_hashed(sk, hashed)
