@@ -59,8 +59,8 @@ async def test_the_same_keys_from_two_directories_are_caught_only_by_the_chains_
     Neither client can see the other, so each record allows what the other already
     signed. Both ask the same beacon node, so their attestations are identical (not
     slashable) while they see the same head; their blocks differ by graffiti, so every
-    proposal is doubled and the chain's slasher sees it. docs/running.md records this; it is what doppelganger
-    protection exists for.
+    proposal is doubled and the chain's slasher sees it. docs/running.md records
+    this; it is what doppelganger protection exists for.
     """
     first_dir = make_validators_dir(tmp_path / "first", VALIDATORS)
     second_dir = make_validators_dir(tmp_path / "second", VALIDATORS)
