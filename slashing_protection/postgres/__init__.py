@@ -1,0 +1,24 @@
+"""The shared slashing-protection record on PostgreSQL (`--slashing-protection-db URL`).
+
+`PostgresSlashingProtection` has the file record's interface; `db_init(url)` creates or
+upgrades its schema. See docs/slashing-protection.md for what it guarantees across hosts.
+"""
+
+from slashing_protection.opening import is_database_url
+from slashing_protection.postgres.migrations import SCHEMA_VERSION, SchemaVersionError
+from slashing_protection.postgres.record import (
+    DatabaseUnavailableError,
+    PostgresSlashingProtection,
+    db_init,
+    describe_url,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "DatabaseUnavailableError",
+    "PostgresSlashingProtection",
+    "SchemaVersionError",
+    "db_init",
+    "describe_url",
+    "is_database_url",
+]
