@@ -209,6 +209,10 @@ def _numbers(values: Iterable[int]) -> str:
     return "{" + orjson.dumps(list(values))[1:-1].decode() + "}"
 
 
+def _keys_param(pubkeys: list[bytes]) -> dict[str, Any]:
+    return {"keys": b"".join(pubkeys), "count": len(pubkeys)}
+
+
 def _split_keys(blob: bytes | None) -> list[bytes]:
     if not blob:
         return []
@@ -220,11 +224,16 @@ def _parse_numbers(text: str | None) -> list[int]:
 
 
 # The locked rows of a batch, aggregated into one value per column. The four aggregates
-# read the locked rows in one pass, so their entries line up.
+# read the locked rows in one pass, so their entries line up. Keys travel as one bytea of
+# 48-byte pieces: far cheaper for the driver than a bytea[] of 10,000 items.
 _LOCK_ROWS = f"""
 WITH locked AS (
     SELECT pubkey, block_slot, source_epoch, target_epoch FROM {_KEYS}
-    WHERE pubkey = ANY(%b::bytea[]) ORDER BY pubkey FOR NO KEY UPDATE
+    WHERE pubkey IN (
+        SELECT substring(%(keys)b::bytea FROM n * 48 + 1 FOR 48)
+        FROM generate_series(0, %(count)s::int - 1) AS n
+    )
+    ORDER BY pubkey FOR NO KEY UPDATE
 )
 SELECT string_agg(pubkey, ''::bytea),
        string_agg(coalesce(block_slot, -1)::text, ','),
@@ -237,7 +246,12 @@ _RAISE_ATTESTATIONS = f"""
 UPDATE {_KEYS} AS k
 SET source_epoch = GREATEST(k.source_epoch, u.source),
     target_epoch = GREATEST(k.target_epoch, u.target)
-FROM unnest(%b::bytea[], %s::numeric[], %s::numeric[]) AS u(pubkey, source, target)
+FROM (
+    SELECT substring(%(keys)b::bytea FROM (n::int - 1) * 48 + 1 FOR 48) AS pubkey,
+           source, target
+    FROM unnest(%(sources)s::numeric[], %(targets)s::numeric[])
+        WITH ORDINALITY AS x(source, target, n)
+) AS u
 WHERE k.pubkey = u.pubkey
 """
 
@@ -650,7 +664,7 @@ class PostgresSlashingProtection:
         outcome: list[Any] = []
 
         def work(connection: Connection) -> bool:
-            locked = _Locked(connection.execute(_LOCK_ROWS, ([pubkey],)).fetchone())
+            locked = _Locked(connection.execute(_LOCK_ROWS, _keys_param([pubkey])).fetchone())
             lowered = self._rolled_back(locked)
             outcome[:] = [locked, lowered]
             last = locked.slot.get(pubkey)
@@ -696,14 +710,19 @@ class PostgresSlashingProtection:
         outcome: list[Any] = []
 
         def work(connection: Connection) -> list[bool]:
-            locked = _Locked(connection.execute(_LOCK_ROWS, (distinct,)).fetchone())
+            locked = _Locked(connection.execute(_LOCK_ROWS, _keys_param(distinct)).fetchone())
             lowered = self._rolled_back(locked)
             verdicts, changed, new_sources, new_targets = _judge(
                 locked, lowered, pubkeys, sources, targets
             )
             if changed:
                 connection.execute(
-                    _RAISE_ATTESTATIONS, (changed, _numbers(new_sources), _numbers(new_targets))
+                    _RAISE_ATTESTATIONS,
+                    {
+                        "keys": b"".join(changed),
+                        "sources": _numbers(new_sources),
+                        "targets": _numbers(new_targets),
+                    },
                 )
             outcome[:] = [locked, lowered, changed, new_sources, new_targets]
             return verdicts
@@ -784,7 +803,7 @@ class PostgresSlashingProtection:
                     "nothing was imported (export it from a client on the same chain)"
                 )
             if keys:
-                connection.execute(_LOCK_ROWS, (sorted(keys),))
+                connection.execute(_LOCK_ROWS, _keys_param(sorted(keys)))
                 connection.execute(
                     _MERGE, (keys, _numbers(slots), _numbers(sources), _numbers(targets))
                 )
