@@ -116,9 +116,13 @@ def describe_url(url: str) -> str:
     except psycopg.Error:
         return "(a malformed postgresql:// URL)"
     user = f"{params['user']}@" if "user" in params else ""
-    host = params.get("host", "")
-    port = f":{params['port']}" if "port" in params else ""
-    return f"postgresql://{user}{host}{port}/{params.get('dbname', '')}"
+    host = str(params.get("host", ""))
+    port = str(params.get("port", ""))
+    dbname = params.get("dbname", "")
+    if host.startswith("/"):  # a Unix socket directory
+        query = f"?host={host}" + (f"&port={port}" if port else "")
+        return f"postgresql://{user}/{dbname}{query}"
+    return f"postgresql://{user}{host}{':' + port if port else ''}/{dbname}"
 
 
 class _UintLoader(Loader):

@@ -445,8 +445,13 @@ def test_rolled_back_watermark_is_refused_and_counted(
         assert not record.attestation_allowed(A, 6, 7)
     assert _sample("validator_slashing_protection_rollback_alarms_total") >= alarms + 2
     assert "ALARM" in caplog.text and A.hex() in caplog.text
+    # Importing an export that covers what was lost ends the refusal.
+    record.import_interchange(interchange([entry(A, slots=(20,), attestations=((5, 6),))]))
+    assert record.record_attestations([(A, 5, 7)]) == [True]
+    assert record.record_block(A, 21) is True
     # A process that never saw the higher watermark has no way to know (which is why the
     # database must not lose commits: synchronous replication, see the docs).
+    admin(pg_url, "UPDATE slashing_protection_keys SET target_epoch = 3 WHERE pubkey = %s", A)
     with PostgresSlashingProtection.open(pg_url, ROOT) as fresh:
         assert fresh.record_attestations([(A, 5, 6)]) == [True]
 
