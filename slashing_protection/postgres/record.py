@@ -549,8 +549,8 @@ class PostgresSlashingProtection:
             (locked.source, self._seen_source),
             (locked.target, self._seen_target),
         ):
-            flags = list(map(lt, column.values(), map(seen.get, keys, repeat(NEVER))))
-            if any(flags):
+            if any(map(lt, column.values(), map(seen.get, keys, repeat(NEVER)))):
+                flags = list(map(lt, column.values(), map(seen.get, keys, repeat(NEVER))))
                 lowered.update(compress(keys, flags))
         for pubkey in lowered:
             ROLLBACK_ALARMS.inc()
@@ -710,11 +710,12 @@ class PostgresSlashingProtection:
         _check_pubkeys(pubkeys)
         _check_column(sources, "source")
         _check_column(targets, "target")
-        distinct = sorted(set(pubkeys))
+        # The server sorts the keys to lock them in order; a key named twice is locked once.
+        keys_param = _keys_param(pubkeys)
         outcome: list[Any] = []
 
         def work(connection: Connection) -> list[bool]:
-            locked = _Locked(connection.execute(_LOCK_ROWS, _keys_param(distinct)).fetchone())
+            locked = _Locked(connection.execute(_LOCK_ROWS, keys_param).fetchone())
             lowered = self._rolled_back(locked)
             verdicts, changed, new_sources, new_targets = _judge(
                 locked, lowered, pubkeys, sources, targets
@@ -807,7 +808,7 @@ class PostgresSlashingProtection:
                     "nothing was imported (export it from a client on the same chain)"
                 )
             if keys:
-                connection.execute(_LOCK_ROWS, _keys_param(sorted(keys)))
+                connection.execute(_LOCK_ROWS, _keys_param(keys))
                 connection.execute(
                     _MERGE, (keys, _numbers(slots), _numbers(sources), _numbers(targets))
                 )
