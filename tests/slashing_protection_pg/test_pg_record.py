@@ -570,3 +570,40 @@ def test_concurrent_connections_never_double_sign(pg_url: str) -> None:
         assert record.watermark(A) == Watermark(
             max(-v for v in signed if v < 0), 0, max(v for v in signed if v > 0)
         )
+
+
+def test_batch_locks_its_rows_in_key_order(pg_url: str) -> None:
+    """The row locks are taken above the sort by pubkey, so every batch locks in one
+    order and two batches cannot deadlock (the plan, not a comment, is checked)."""
+    from slashing_protection.postgres.record import _LOCK_ROWS, _keys_param
+
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        plan = [
+            row[0]
+            for row in connection.execute(
+                b"EXPLAIN " + _LOCK_ROWS.encode(), _keys_param([A, B, C])
+            ).fetchall()
+        ]
+    lock = next(i for i, line in enumerate(plan) if "LockRows" in line)
+    sort = next(i for i, line in enumerate(plan) if "Sort" in line and i > lock)
+    assert "pubkey" in plan[sort + 1], plan
+    assert plan[lock].index("LockRows") < plan[sort].index("Sort"), plan
+
+
+def test_database_that_changed_chain_under_a_running_record_signs_nothing(
+    record: PostgresSlashingProtection, pg_url: str
+) -> None:
+    """After a reconnection the schema and chain are checked again: a database replaced
+    by another chain's (a wrong restore, a wrong failover target) is refused."""
+    assert record.record_attestations([(A, 0, 1)]) == [True]
+    admin(pg_url, "UPDATE slashing_protection_chain SET genesis_validators_root = %s", OTHER_ROOT)
+    pid = record.backend_pid
+    assert pid is not None
+    _terminate(pg_url, pid)
+    time.sleep(1.1)
+    for target in (2, 3):
+        assert record.record_attestations([(A, 0, target)]) == [False]
+        time.sleep(1.1)
+    admin(pg_url, "UPDATE slashing_protection_chain SET genesis_validators_root = %s", ROOT)
+    time.sleep(1.1)
+    assert record.record_attestations([(A, 0, 2)]) == [True]
