@@ -34,6 +34,26 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 import crypto_backend  # noqa: E402
+from validator.consensus.interop import interop_secret_key  # noqa: E402
+from validator.consensus.signing_roots import (  # noqa: E402
+    aggregate_and_proof_signing_root,
+    attestation_signing_root,
+    contribution_and_proof_signing_root,
+    randao_reveal_signing_root,
+    selection_proof_signing_root,
+    sync_committee_message_signing_root,
+    sync_committee_selection_proof_signing_root,
+)
+from validator.consensus.ssz import (  # noqa: E402
+    AggregateAndProof,
+    ContributionAndProof,
+    SignedAggregateAndProof,
+    SignedContributionAndProof,
+    SingleAttestation,
+    from_json,
+    hash_tree_root,
+    to_json,
+)
 from validator.devnet import SimulatedBeaconNode  # noqa: E402
 from validator.devnet.chain import DevnetChain  # noqa: E402
 from validator.devnet.intake import (  # noqa: E402
@@ -51,26 +71,6 @@ from validator.devnet.production import (  # noqa: E402
 )
 from validator.devnet.shuffling import is_aggregator, is_sync_committee_aggregator  # noqa: E402
 from validator.devnet.verification import aggregate_signatures  # noqa: E402
-from validator.interop import interop_secret_key  # noqa: E402
-from validator.signing_roots import (  # noqa: E402
-    aggregate_and_proof_signing_root,
-    attestation_signing_root,
-    contribution_and_proof_signing_root,
-    randao_reveal_signing_root,
-    selection_proof_signing_root,
-    sync_committee_message_signing_root,
-    sync_committee_selection_proof_signing_root,
-)
-from validator.ssz import (  # noqa: E402
-    AggregateAndProof,
-    ContributionAndProof,
-    SignedAggregateAndProof,
-    SignedContributionAndProof,
-    SingleAttestation,
-    from_json,
-    hash_tree_root,
-    to_json,
-)
 
 T = TypeVar("T")
 

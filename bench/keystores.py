@@ -242,9 +242,10 @@ def bench_list(args: argparse.Namespace) -> None:
     from keymanager.api import KeymanagerContext, bound_port, start_keymanager_server
     from keymanager.store import ValidatorStore
     from slashing_protection import SlashingProtection
-    from validator.chain_preset import SimulatedChainConfig
-    from validator.interop import interop_secret_keys
-    from validator.signer import Signer
+    from validator.consensus.chain_preset import SimulatedChainConfig
+    from validator.consensus.interop import interop_secret_keys
+    from validator.keymanager_server import KeymanagerSigning
+    from validator.signing.signer import Signer
 
     root = bytes(range(32))
     chain = SimulatedChainConfig(genesis_time=1_700_000_000, genesis_validators_root=root)
@@ -268,8 +269,8 @@ def bench_list(args: argparse.Namespace) -> None:
                 context = KeymanagerContext(
                     store=store,
                     record=record,
-                    signer=signer,
-                    chain=chain.chain_spec(),
+                    signer=KeymanagerSigning(signer),
+                    genesis_validators_root=root,
                     resolve_validator_index=no_index,
                 )
                 runner = await start_keymanager_server(context, "127.0.0.1", 0)

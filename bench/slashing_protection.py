@@ -106,12 +106,13 @@ print(elapsed, peak_kib())
 _IMPORT = _PEAK + """
 import sys, time
 from pathlib import Path
-from slashing_protection import SlashingProtection, interchange
+from slashing_protection import SlashingProtection
+from slashing_protection.interchange.exact import parse_exact
 started = time.perf_counter()
 with SlashingProtection.open_offline(Path(sys.argv[2])) as record:
     if sys.argv[3] == "exact":
         with open(sys.argv[1], "rb") as stream:
-            parsed = interchange._parse_exact(stream, sys.argv[1])
+            parsed = parse_exact(stream, sys.argv[1])
         assert len(parsed.marks) == int(sys.argv[4])
     else:
         covered = record.import_interchange(Path(sys.argv[1]))

@@ -57,3 +57,16 @@ class DuplicateKeyError(StoreError):
 
 class LocalRemoteConflictError(DuplicateKeyError):
     """A local keystore and a remote key would exist for the same public key."""
+
+
+class ExitRefusedError(Exception):
+    """The validator did not sign a voluntary exit; `key_unknown` when it holds no such key
+    (or the key went away meanwhile), which the Keymanager API answers 404 rather than 400."""
+
+    def __init__(self, message: str, *, key_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.key_unknown = key_unknown
+
+
+class NoCurrentEpochError(Exception):
+    """The chain has no current epoch (its genesis lies ahead)."""

@@ -21,11 +21,11 @@ from slashing_protection.errors import (
 from slashing_protection.interchange import ParsedInterchange, parse_interchange
 from slashing_protection.opening import is_database_url, open_offline_record, open_record
 from slashing_protection.protocol import SlashingProtectionRecord
-from slashing_protection.record import INIT_FLAG, LOCK_FILE, RECORD_FILE, SlashingProtection
+from slashing_protection.record import LOCK_FILE, RECORD_FILE, SlashingProtection
 from slashing_protection.rule import Watermark
+from slashing_protection.verdict import RecordRefusal, Verdict
 
 __all__ = [
-    "INIT_FLAG",
     "LOCK_FILE",
     "RECORD_FILE",
     "ChainMismatchError",
@@ -36,11 +36,13 @@ __all__ = [
     "RecordCorruptError",
     "RecordLockedError",
     "RecordMissingError",
+    "RecordRefusal",
     "RecordUnreadableError",
     "RecordWriteError",
     "SlashingProtection",
     "SlashingProtectionError",
     "SlashingProtectionRecord",
+    "Verdict",
     "Watermark",
     "is_database_url",
     "open_offline_record",

@@ -3,6 +3,11 @@
 "Never signed" is kept as -1 internally (`NEVER`), so that slot 0 and epoch 0 are signable
 exactly once and comparisons need no special case. `Watermark` is the public view, with
 None for "never signed".
+
+The judging functions take keyword-only arguments: they compare four numbers of the same
+type, and a swapped pair (a source for a target, the record's value for the request's)
+would still type-check, so every call names what it passes. `is_uint64` and the symmetric
+`merge_maximum` keep positional arguments, whose order cannot be confused.
 """
 
 from __future__ import annotations
@@ -27,17 +32,20 @@ class Watermark(NamedTuple):
         return cls(None, None, None)
 
 
-def block_allowed(last_slot: int, slot: int) -> bool:
+def block_allowed(*, last_slot: int, slot: int) -> bool:
     """A block is allowed only above the highest slot signed (NEVER allows slot 0)."""
     return slot > last_slot
 
 
-def attestation_allowed(last_source: int, last_target: int, source: int, target: int) -> bool:
+def attestation_allowed(
+    *, last_source: int, last_target: int, source: int, target: int
+) -> bool:
     """An attestation needs source >= the highest source and target > the highest target."""
     return source >= last_source and target > last_target
 
 
 def attestations_allowed(
+    *,
     sources: Iterable[int],
     last_sources: Iterable[int],
     targets: Iterable[int],
@@ -48,6 +56,7 @@ def attestations_allowed(
 
 
 def batch_allowed_by_columns(
+    *,
     last_sources: Iterable[int],
     sources: Iterable[int],
     last_targets: Iterable[int],

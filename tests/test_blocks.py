@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from tests.official_vectors import official_vectors
-from validator import ssz
-from validator.forks import ForkName
-from validator.ssz import capella, deneb, electra, fulu
-from validator.ssz.blocks import (
+from validator.consensus import ssz
+from validator.consensus.forks import ForkName
+from validator.consensus.ssz import capella, deneb, electra, fulu
+from validator.consensus.ssz.blocks import (
     ProducedBlock,
     UnsupportedForkError,
     blinded_block,
@@ -232,7 +232,7 @@ def test_produced_block_of_the_wrong_shape_is_refused() -> None:
 
 
 def test_signed_block_of_a_fork_without_contents() -> None:
-    from validator.ssz import bellatrix
+    from validator.consensus.ssz import bellatrix
 
     produced = ProducedBlock(ForkName.BELLATRIX, False, bellatrix.BeaconBlock(slot=1))
     assert isinstance(produced.signed(bytes(96)), bellatrix.SignedBeaconBlock)

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from validator.chain_preset import SimulatedChainConfig, simulated_fork_version
-from validator.forks import FAR_FUTURE_EPOCH, FORK_ORDER, ForkName
-from validator.spec import ChainSpec, parse_spec_response
+from validator.consensus.chain_preset import SimulatedChainConfig, simulated_fork_version
+from validator.consensus.forks import FAR_FUTURE_EPOCH, FORK_ORDER, ForkName
+from validator.consensus.spec import ChainSpec, parse_spec_response
 
 ROOT = bytes(range(32))
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from validator.forks import FAR_FUTURE_EPOCH, FORK_ORDER, ForkName
-from validator.spec import (
+from validator.consensus.forks import FAR_FUTURE_EPOCH, FORK_ORDER, ForkName
+from validator.consensus.spec import (
     BeforeGenesisError,
     ChainSpec,
     ChainSpecError,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.official_vectors import official_vectors
-from validator.chain_preset import SimulatedChainConfig, simulated_fork_version
-from validator.domains import (
+from validator.consensus.chain_preset import SimulatedChainConfig, simulated_fork_version
+from validator.consensus.domains import (
     DOMAIN_AGGREGATE_AND_PROOF,
     DOMAIN_APPLICATION_BUILDER,
     DOMAIN_BEACON_ATTESTER,
@@ -37,9 +37,9 @@ from validator.domains import (
     sync_committee_selection_proof_domain,
     voluntary_exit_domain,
 )
-from validator.forks import ForkName
-from validator.spec import ChainSpec, UnsupportedForkError
-from validator.ssz import Checkpoint
+from validator.consensus.forks import ForkName
+from validator.consensus.spec import ChainSpec, UnsupportedForkError
+from validator.consensus.ssz import Checkpoint
 
 ROOT = sha256(b"simulated genesis validators root").digest()
 V = simulated_fork_version

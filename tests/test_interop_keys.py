@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from validator.interop import CURVE_ORDER, interop_keypair, interop_secret_key, interop_secret_keys
+from validator.consensus.interop import (
+    CURVE_ORDER,
+    interop_keypair,
+    interop_secret_key,
+    interop_secret_keys,
+)
 
 PUBLISHED = [
     (

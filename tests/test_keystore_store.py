@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from keymanager import store as store_module
+from keymanager import local_keystores as store_module
 from keymanager.errors import (
     DuplicateKeyError,
     KeystoreLoadError,

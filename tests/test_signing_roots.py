@@ -11,8 +11,8 @@ from hashlib import sha256
 
 import pytest
 
-from validator.chain_preset import SimulatedChainConfig, simulated_fork_version
-from validator.domains import (
+from validator.consensus.chain_preset import SimulatedChainConfig, simulated_fork_version
+from validator.consensus.domains import (
     DOMAIN_AGGREGATE_AND_PROOF,
     DOMAIN_APPLICATION_BUILDER,
     DOMAIN_BEACON_ATTESTER,
@@ -24,8 +24,8 @@ from validator.domains import (
     DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF,
     DOMAIN_VOLUNTARY_EXIT,
 )
-from validator.forks import ForkName
-from validator.signing_roots import (
+from validator.consensus.forks import ForkName
+from validator.consensus.signing_roots import (
     aggregate_and_proof_signing_root,
     attestation_signing_root,
     block_signing_root,
@@ -37,8 +37,8 @@ from validator.signing_roots import (
     validator_registration_signing_root,
     voluntary_exit_signing_root,
 )
-from validator.spec import ChainSpec
-from validator.ssz import (
+from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import (
     AttestationData,
     Checkpoint,
     ContributionAndProof,
@@ -47,7 +47,7 @@ from validator.ssz import (
     VoluntaryExit,
     electra,
 )
-from validator.ssz.blocks import blinded_block, block_header
+from validator.consensus.ssz.blocks import blinded_block, block_header
 
 ROOT = sha256(b"gvr").digest()
 BLOCK_ROOT = sha256(b"head").digest()

@@ -38,10 +38,17 @@ def test_column_judgment_is_the_rule_for_distinct_keys_and_refuses_repeats(
     target.update((key, t) for key, _, t in items)
     keys = [key for key, _, _ in items]
     expected = len(set(keys)) == len(keys) and all(
-        attestation_allowed(last_source[key], last_target[key], s, t) for key, s, t in items
+        attestation_allowed(
+            last_source=last_source[key], last_target=last_target[key], source=s, target=t
+        )
+        for key, s, t in items
     )
     judged = batch_allowed_by_columns(
-        last_source.values(), source.values(), last_target.values(), target.values(), len(items)
+        last_sources=last_source.values(),
+        sources=source.values(),
+        last_targets=last_target.values(),
+        targets=target.values(),
+        items=len(items),
     )
     assert judged == expected
 
@@ -53,7 +60,9 @@ def _in_order(
     verdicts = []
     for key, source, target in items:
         last = marks.get(key)
-        allowed = last is not None and attestation_allowed(last[0], last[1], source, target)
+        allowed = last is not None and attestation_allowed(
+            last_source=last[0], last_target=last[1], source=source, target=target
+        )
         if allowed:
             marks[key] = (source, target)
         verdicts.append(allowed)

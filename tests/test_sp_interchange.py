@@ -18,7 +18,10 @@ from hypothesis import strategies as st
 
 from bench.slashing_protection import write_complete_interchange
 from slashing_protection import InterchangeFormatError, ParsedInterchange, Watermark
-from slashing_protection.interchange import _GiveUp, _parse_exact, _parse_fast, parse_interchange
+from slashing_protection.interchange import parse_interchange
+from slashing_protection.interchange.exact import parse_exact as _parse_exact
+from slashing_protection.interchange.fast import GiveUp as _GiveUp
+from slashing_protection.interchange.fast import parse_fast as _parse_fast
 from tests.sp_support import ROOT, entry, interchange, pubkey
 
 A, B = pubkey(1), pubkey(2)
@@ -294,6 +297,7 @@ _MEASURE = textwrap.dedent(
     import sys
     from pathlib import Path
     from slashing_protection import interchange
+    from slashing_protection.interchange.exact import parse_exact
 
     def peak_kib():
         for line in open("/proc/self/status"):
@@ -304,7 +308,7 @@ _MEASURE = textwrap.dedent(
     path = Path(sys.argv[1])
     if sys.argv[2] == "exact":
         with open(path, "rb") as stream:
-            parsed = interchange._parse_exact(stream, str(path))
+            parsed = parse_exact(stream, str(path))
     elif sys.argv[2] == "whole":  # a control: what reading it all at once would cost
         import orjson
         parsed = interchange.parse_interchange(path)

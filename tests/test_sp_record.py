@@ -220,8 +220,13 @@ def test_register_adds_keys_and_never_lowers(tmp_path: Path) -> None:
 
 
 def test_missing_record_is_refused_without_keys_to_register(tmp_path: Path) -> None:
-    with pytest.raises(RecordMissingError, match="--init-slashing-protection"):
+    # The record names no caller's flag; the caller's hint (the validator's) is shown.
+    with pytest.raises(RecordMissingError, match="never having signed") as refused:
         SlashingProtection.open(tmp_path, ROOT)
+    assert "--init-slashing-protection" not in str(refused.value)
+    hint = "if these keys have never signed anywhere, start once with --init-slashing-protection"
+    with pytest.raises(RecordMissingError, match="--init-slashing-protection"):
+        SlashingProtection.open(tmp_path, ROOT, missing_hint=hint)
     assert not (tmp_path / RECORD_FILE).exists()
     with SlashingProtection.open(tmp_path, ROOT, create=True) as record:
         assert record.pubkeys() == []

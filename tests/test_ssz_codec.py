@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from validator import ssz
-from validator.ssz import altair, electra
+from validator.consensus import ssz
+from validator.consensus.ssz import altair, electra
 
 ATTESTATION_DATA = {
     "slot": "33",

@@ -21,8 +21,8 @@ import yaml
 
 import crypto_backend
 from tests.official_vectors import official_vectors, vectors_root
-from validator import ssz
-from validator.domains import (
+from validator.consensus import ssz
+from validator.consensus.domains import (
     DOMAIN_APPLICATION_BUILDER,
     DOMAIN_BEACON_PROPOSER,
     DOMAIN_DEPOSIT,
@@ -30,7 +30,7 @@ from validator.domains import (
     compute_fork_data_root,
     compute_signing_root,
 )
-from validator.ssz import bellatrix, deneb, electra, fulu, phase0
+from validator.consensus.ssz import bellatrix, deneb, electra, fulu, phase0
 
 SPEC_TESTS = "consensus-spec-tests_v1.6.0-beta.0"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from keymanager import store as store_module
+from keymanager import settings_store as store_module
 from keymanager.errors import (
     DuplicateKeyError,
     LocalRemoteConflictError,

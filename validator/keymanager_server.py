@@ -5,11 +5,16 @@ slashing-protection history, per-key settings, voluntary exits) is
 ``keymanager.api``'s. This module starts it on the running service: its key
 store, record, signer and chain, the beacon node for validator indices, and the
 process-wide defaults that GET answers for keys without their own settings.
+``KeymanagerSigning`` is the validator's side of ``keymanager.api``'s
+``KeymanagerSigner`` protocol: keymanager imports nothing of the validator, so
+the exit's SSZ type, the chain's clock and the signer's refusals are turned
+into what it asks for here.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from aiohttp import web
 
@@ -20,9 +25,49 @@ from keymanager.api import (
     bound_port,
     start_keymanager_server,
 )
+from keymanager.errors import ExitRefusedError, NoCurrentEpochError
+from keymanager.store import ValidatorStore
+from slashing_protection import SlashingProtection
+from validator.beacon import BeaconNodeClient
+from validator.consensus.spec import ChainSpec, ChainSpecError
+from validator.consensus.ssz import VoluntaryExit
+from validator.signing.signer import Signer
+from validator.signing.types import RefusalReason, SigningRefusedError
 
-if TYPE_CHECKING:
-    from validator.service import ValidatorService
+
+class KeymanagerStartError(Exception):
+    """The API cannot be served; the message is one line an operator can act on."""
+
+
+class KeymanagerSigning:
+    """``keymanager.api.KeymanagerSigner`` over the validator's signer (and its chain)."""
+
+    def __init__(self, signer: Signer) -> None:
+        self._signer = signer
+
+    async def add_keys(self, keys: Mapping[bytes, int]) -> None:
+        await self._signer.add_keys(keys)
+
+    async def remove_keys(self, pubkeys: Iterable[bytes]) -> list[bytes]:
+        return await self._signer.remove_keys(pubkeys)
+
+    def has_key(self, pubkey: bytes) -> bool:
+        return self._signer.has_key(pubkey)
+
+    def current_epoch(self) -> int:
+        try:
+            return self._signer.chain.current_epoch()
+        except ChainSpecError as error:
+            raise NoCurrentEpochError(str(error)) from None
+
+    async def sign_voluntary_exit(self, pubkey: bytes, epoch: int, validator_index: int) -> bytes:
+        voluntary_exit = VoluntaryExit(epoch=epoch, validator_index=validator_index)
+        try:
+            signed = await self._signer.sign_voluntary_exit(pubkey, voluntary_exit)
+        except SigningRefusedError as refused:
+            unknown = refused.reason in (RefusalReason.UNKNOWN_KEY, RefusalReason.KEY_REMOVED)
+            raise ExitRefusedError(str(refused.refusal), key_unknown=unknown) from None
+        return bytes(signed.signature)
 
 
 class KeymanagerServer:
@@ -36,34 +81,35 @@ class KeymanagerServer:
         await self._runner.cleanup()
 
 
-async def start_keymanager(service: ValidatorService) -> KeymanagerServer:
-    """Serve the Keymanager API for ``service``; StartupError when it cannot."""
-    from validator.service import StartupError
-
-    options = service.options
-    assert service.record is not None and service.signer is not None
-    assert service.chain is not None and service.client is not None
+async def start_keymanager(
+    *,
+    store: ValidatorStore,
+    record: SlashingProtection,
+    signer: Signer,
+    chain: ChainSpec,
+    client: BeaconNodeClient,
+    address: str,
+    port: int,
+    token_file: Path | None,
+    default_fee_recipient: bytes | None,
+    default_graffiti: str,
+) -> KeymanagerServer:
+    """Serve the Keymanager API over these parts; KeymanagerStartError when it cannot."""
     context = KeymanagerContext(
-        store=service.store,
-        record=service.record,
-        signer=service.signer,
-        chain=service.chain,
-        resolve_validator_index=beacon_index_resolver(service.client),
-        default_fee_recipient=options.suggested_fee_recipient,
-        default_graffiti=options.graffiti or "",
+        store=store,
+        record=record,
+        signer=KeymanagerSigning(signer),
+        genesis_validators_root=chain.genesis_validators_root,
+        resolve_validator_index=beacon_index_resolver(client),
+        default_fee_recipient=default_fee_recipient,
+        default_graffiti=default_graffiti,
     )
     try:
-        runner = await start_keymanager_server(
-            context,
-            options.keymanager_address,
-            options.keymanager_port,
-            options.keymanager_token_file,
-        )
+        runner = await start_keymanager_server(context, address, port, token_file)
     except TokenFileError as error:
-        raise StartupError(f"--keymanager: {error}") from None
+        raise KeymanagerStartError(f"--keymanager: {error}") from None
     except OSError as error:
-        raise StartupError(
-            f"cannot serve the Keymanager API on {options.keymanager_address}:"
-            f"{options.keymanager_port}: {error.strerror or error}"
+        raise KeymanagerStartError(
+            f"cannot serve the Keymanager API on {address}:{port}: {error.strerror or error}"
         ) from None
     return KeymanagerServer(runner)

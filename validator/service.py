@@ -24,8 +24,9 @@ node connection and finally the record's lock are released.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,15 +37,15 @@ from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection, SlashingProtectionError
 from validator.beacon import BeaconNodeClient, BeaconNodeError, RequestTimeouts
-from validator.duties import DutyTracker
-from validator.duty_context import DutyContext
-from validator.encoding import to_hex
+from validator.consensus.spec import ChainSpec, ChainSpecError, parse_spec_data
+from validator.duties.context import DutyContext
+from validator.duties.scheduler import DutyScheduler
+from validator.duties.slot_clock import SlotClock
+from validator.duties.tracker import DutyTracker
 from validator.key_settings import KeyOverrides, ProposerSettings
+from validator.keymanager_server import KeymanagerServer, KeymanagerStartError, start_keymanager
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
-from validator.scheduler import DutyScheduler
-from validator.signer import Signer
-from validator.slot_clock import SlotClock
-from validator.spec import ChainSpec, ChainSpecError
+from validator.signing.signer import Signer
 
 log = logging.getLogger("validator.service")
 
@@ -81,36 +82,9 @@ class RunOptions:
     progress: bool | None = None
     #: Processes decrypting keystores (None: every usable core).
     decrypt_processes: int | None = None
-    #: Stop on its own after this slot's duties (the devnet's --slots).
-    last_slot: int | None = None
     #: Seconds running duties may take to finish once a stop is asked for.
     stop_grace: float = 2.0
-    #: Called at the start of every slot (the devnet's progress display).
-    on_slot: Callable[[int], None] | None = None
     health_check_interval: float = 6.0
-
-
-def _genesis_json(genesis: Any) -> dict[str, Any]:
-    return {
-        "data": {
-            "genesis_time": str(genesis.genesis_time),
-            "genesis_validators_root": to_hex(genesis.genesis_validators_root),
-            "genesis_fork_version": to_hex(genesis.genesis_fork_version),
-        }
-    }
-
-
-def _fork_schedule_json(forks: Sequence[Any]) -> dict[str, Any]:
-    return {
-        "data": [
-            {
-                "previous_version": to_hex(fork.previous_version),
-                "current_version": to_hex(fork.current_version),
-                "epoch": str(fork.epoch),
-            }
-            for fork in forks
-        ]
-    }
 
 
 async def read_chain(client: BeaconNodeClient) -> ChainSpec:
@@ -122,28 +96,27 @@ async def read_chain(client: BeaconNodeClient) -> ChainSpec:
     except BeaconNodeError as error:
         raise StartupError(f"cannot read the chain's configuration: {error}") from None
     try:
-        return ChainSpec.from_responses(
-            _genesis_json(genesis), {"data": spec}, _fork_schedule_json(forks)
-        )
+        return ChainSpec.from_models(genesis, parse_spec_data(spec), forks)
     except ChainSpecError as error:
         raise StartupError(f"the beacon node's chain cannot be used: {error}") from None
 
 
 class ValidatorService:
-    """One run of the validator client (``await run(stop)``)."""
+    """One run of the validator client (``await run(stop)``).
+
+    ``run`` owns every part it starts (one exit stack); the attributes below
+    only let a driver look in while it runs: the chain once read, the running
+    duty scheduler, the Keymanager API, and the keys without a record.
+    """
 
     def __init__(self, options: RunOptions) -> None:
         if not options.beacon_node_urls:
             raise StartupError("give at least one --beacon-node-url")
         self.options = options
-        self.chain: ChainSpec | None = None
-        self.record: SlashingProtection | None = None
-        self.signer: Signer | None = None
         self.store = ValidatorStore(options.validators_dir)
-        self.client: BeaconNodeClient | None = None
+        self.chain: ChainSpec | None = None
         self.scheduler: DutyScheduler | None = None
-        self.metrics_server: MetricsServer | None = None
-        self.keymanager_server: Any = None
+        self.keymanager_server: KeymanagerServer | None = None
         self.unregistered: list[bytes] = []
 
     # -- start-up steps ------------------------------------------------------------
@@ -189,6 +162,8 @@ class ValidatorService:
                 chain.genesis_validators_root,
                 register=register,
                 create=options.init_slashing_protection,
+                missing_hint="if these keys have never signed anywhere, start once with "
+                "--init-slashing-protection",
             )
         except SlashingProtectionError as error:
             raise StartupError(str(error)) from None
@@ -208,24 +183,66 @@ class ValidatorService:
         except StoreError as error:
             raise StartupError(f"cannot load the keystores: {error}") from None
 
-    async def _start_keymanager(self) -> None:
-        from validator.keymanager_server import start_keymanager
+    async def _start_keymanager(
+        self, record: SlashingProtection, signer: Signer, chain: ChainSpec, client: BeaconNodeClient
+    ) -> KeymanagerServer:
+        options = self.options
+        try:
+            return await start_keymanager(
+                store=self.store,
+                record=record,
+                signer=signer,
+                chain=chain,
+                client=client,
+                address=options.keymanager_address,
+                port=options.keymanager_port,
+                token_file=options.keymanager_token_file,
+                default_fee_recipient=options.suggested_fee_recipient,
+                default_graffiti=options.graffiti or "",
+            )
+        except KeymanagerStartError as error:
+            raise StartupError(str(error)) from None
 
-        assert self.signer is not None and self.record is not None
-        self.keymanager_server = await start_keymanager(self)
+    def _warn_unregistered(self, record: SlashingProtection, keys: Iterable[bytes]) -> None:
+        self.unregistered = [pk for pk in sorted(keys) if not record.contains(pk)]
+        if self.unregistered:
+            shown = ", ".join("0x" + pk.hex() for pk in self.unregistered[:3])
+            more = len(self.unregistered) - 3
+            log.warning(
+                "%d key(s) have no slashing-protection record: %s%s; their blocks and "
+                "attestations will be refused (import their history, or start once with "
+                "--init-slashing-protection if they never signed)",
+                len(self.unregistered),
+                shown,
+                f" and {more} more" if more > 0 else "",
+            )
 
     # -- run ---------------------------------------------------------------------------
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Start, perform duties until ``stop`` is set (or the last slot), then stop cleanly."""
+    async def run(
+        self,
+        stop: asyncio.Event,
+        *,
+        last_slot: int | None = None,
+        on_slot: Callable[[int], None] | None = None,
+    ) -> None:
+        """Start, perform duties until ``stop`` is set, then stop cleanly.
+
+        ``last_slot`` and ``on_slot`` are for a driver, not flags of ``validator run``:
+        the devnet stops after its ``--slots`` and shows progress at every slot.
+        """
         options = self.options
         if not options.validators_dir.is_dir():
             raise StartupError(f"the validators directory {options.validators_dir} does not exist")
-        try:
+        async with contextlib.AsyncExitStack() as parts:
+            # Entered first so that it unwinds last: every signature made is on
+            # record before the lock is let go, after the servers and the client.
+            record_lock = parts.enter_context(contextlib.ExitStack())
             if options.metrics:
-                self.metrics_server = MetricsServer(options.metrics_address, options.metrics_port)
+                metrics_server = MetricsServer(options.metrics_address, options.metrics_port)
+                parts.push_async_callback(metrics_server.stop)
                 try:
-                    await self.metrics_server.start()
+                    await metrics_server.start()
                 except OSError as error:
                     raise StartupError(str(error)) from None
             client = BeaconNodeClient(
@@ -233,7 +250,7 @@ class ValidatorService:
                 middlewares=list(options.middlewares),
                 health_check_interval=options.health_check_interval,
             )
-            self.client = client
+            parts.push_async_callback(client.close)
             await client.start()
             if not await self._wait_for_node(client, stop):
                 return
@@ -246,36 +263,30 @@ class ValidatorService:
                 local_pubkeys = await asyncio.to_thread(self.store.local_pubkeys)
             except StoreError as error:
                 raise StartupError(f"cannot list the keystores: {error}") from None
-            self.record = await asyncio.to_thread(self._open_record, chain, local_pubkeys)
+            record = await asyncio.to_thread(self._open_record, chain, local_pubkeys)
+            record_lock.callback(
+                log.info, "slashing-protection record closed and its lock released"
+            )
+            record_lock.callback(record.close)
             log.info(
                 "slashing-protection record of chain 0x%s opened (%d key(s) in it)",
                 chain.genesis_validators_root.hex(),
-                len(self.record.pubkeys()),
+                len(record.pubkeys()),
             )
             if stop.is_set():
                 return
             keys = await self._load_keys()
-            self.signer = Signer(chain, self.record)
-            await self.signer.add_keys(keys)
-            self.unregistered = [pk for pk in sorted(keys) if not self.record.contains(pk)]
-            if self.unregistered:
-                shown = ", ".join("0x" + pk.hex() for pk in self.unregistered[:3])
-                more = len(self.unregistered) - 3
-                log.warning(
-                    "%d key(s) have no slashing-protection record: %s%s; their blocks and "
-                    "attestations will be refused (import their history, or start once with "
-                    "--init-slashing-protection if they never signed)",
-                    len(self.unregistered),
-                    shown,
-                    f" and {more} more" if more > 0 else "",
-                )
+            signer = Signer(chain, record)
+            await signer.add_keys(keys)
+            self._warn_unregistered(record, keys)
             log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
             if options.keymanager:
-                await self._start_keymanager()
+                keymanager = await self._start_keymanager(record, signer, chain, client)
+                parts.push_async_callback(keymanager.stop)
+                self.keymanager_server = keymanager
             if stop.is_set():
                 return
             clock = SlotClock(chain)
-            signer = self.signer
             tracker = DutyTracker(client, chain, signer.pubkeys)
             settings = ProposerSettings(
                 default_fee_recipient=options.suggested_fee_recipient,
@@ -289,24 +300,9 @@ class ValidatorService:
                 len(tracker.unresolved),
             )
             context = DutyContext(client, signer, chain, clock, tracker, settings)
-            self.scheduler = DutyScheduler(context, on_slot=options.on_slot)
+            self.scheduler = scheduler = DutyScheduler(context, on_slot=on_slot)
             try:
-                await self.scheduler.run(stop, last_slot=options.last_slot)
+                await scheduler.run(stop, last_slot=last_slot)
             finally:
                 log.info("stopping: finishing the duties in flight")
-                await self.scheduler.drain(options.stop_grace)
-        finally:
-            await self._shutdown()
-
-    async def _shutdown(self) -> None:
-        if self.keymanager_server is not None:
-            await self.keymanager_server.stop()
-            self.keymanager_server = None
-        if self.client is not None:
-            await self.client.close()
-        if self.metrics_server is not None:
-            await self.metrics_server.stop()
-        if self.record is not None:
-            # Last: every signature made is on record before the lock is let go.
-            self.record.close()
-            log.info("slashing-protection record closed and its lock released")
+                await scheduler.drain(options.stop_grace)

@@ -2,7 +2,8 @@
 
 Wiring, from a running validator::
 
-    context = KeymanagerContext(store=store, record=record, signer=signer, chain=chain,
+    context = KeymanagerContext(store=store, record=record, signer=signing,  # a KeymanagerSigner
+                                genesis_validators_root=chain.genesis_validators_root,
                                 resolve_validator_index=beacon_index_resolver(beacon))
     runner = await start_keymanager_server(context, host, port, token_file)
     ...

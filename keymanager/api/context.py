@@ -1,10 +1,12 @@
 """What the Keymanager API needs from the running validator, in one object.
 
 `KeymanagerContext` names the parts: the key store, the open
-slashing-protection record, the signer, the chain and a way to find a
-validator's index. The record and the signer are described by protocols, so
-the API depends only on the calls it makes (`slashing_protection.SlashingProtection`
-and `validator.signer.Signer` satisfy them).
+slashing-protection record, the signer, the chain's genesis_validators_root and
+a way to find a validator's index. The record and the signer are described by
+protocols defined here, so the API depends only on the calls it makes and never
+imports the validator: `slashing_protection.SlashingProtection` satisfies
+`KeymanagerRecord`, and `validator.keymanager_server.KeymanagerSigning` (over
+the validator's signer and chain) satisfies `KeymanagerSigner`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from keymanager.store import ValidatorStore
-from validator.spec import ChainSpec
+from slashing_protection import ParsedInterchange
 
 # The execution gas limit proposed when neither the key's setting nor the
 # command line names one (the value most of mainnet signals today).
@@ -24,7 +26,7 @@ DEFAULT_GAS_LIMIT = 36_000_000
 class KeymanagerRecord(Protocol):
     """The calls the API makes on the slashing-protection record (they block: run in threads)."""
 
-    def import_interchange(self, data: bytes) -> frozenset[bytes]: ...
+    def import_interchange(self, data: ParsedInterchange) -> frozenset[bytes]: ...
 
     def export_interchange(self, pubkeys: Iterable[bytes] | None = None) -> bytes: ...
 
@@ -34,7 +36,7 @@ class KeymanagerRecord(Protocol):
 
 
 class KeymanagerSigner(Protocol):
-    """The calls the API makes on the signer (coroutines on the server's event loop)."""
+    """What the API needs of the validator's signing (coroutines on the server's event loop)."""
 
     async def add_keys(self, keys: Mapping[bytes, int]) -> None: ...
 
@@ -44,8 +46,13 @@ class KeymanagerSigner(Protocol):
 
     def has_key(self, pubkey: bytes) -> bool: ...
 
-    async def sign_voluntary_exit(self, pubkey: bytes, voluntary_exit: Any) -> Any:
-        """A `SignedVoluntaryExit` for the `VoluntaryExit` view."""
+    def current_epoch(self) -> int:
+        """The chain's epoch by the wall clock; `NoCurrentEpochError` before genesis."""
+        ...
+
+    async def sign_voluntary_exit(self, pubkey: bytes, epoch: int, validator_index: int) -> bytes:
+        """The key's signature of `VoluntaryExit(epoch, validator_index)`, under the domain
+        the chain's rules give it; `ExitRefusedError` when it is not signed."""
         ...
 
 
@@ -60,13 +67,14 @@ class KeymanagerContext:
     The defaults are what GET answers for a key without its own setting:
     `default_fee_recipient` (20 bytes; None: the validator has no
     `--suggested-fee-recipient`, and GET feerecipient answers 404 for such a key),
-    `default_gas_limit`, `default_graffiti`.
+    `default_gas_limit`, `default_graffiti`. `genesis_validators_root` names the
+    chain whose slashing-protection history a keystore import may bring.
     """
 
     store: ValidatorStore
     record: KeymanagerRecord
     signer: KeymanagerSigner
-    chain: ChainSpec
+    genesis_validators_root: bytes
     resolve_validator_index: ValidatorIndexResolver
     default_fee_recipient: bytes | None = None
     default_gas_limit: int = DEFAULT_GAS_LIMIT

@@ -26,7 +26,12 @@ Delete (DELETE /eth/v1/keystores), holding the same lock:
      that are already gone but have history: `not_active`), with the chain's
      real genesis_validators_root. The record keeps every entry.
 
-Every blocking call (store, record, decryption) runs in a thread.
+Every blocking call (store, record, decryption) runs in a thread; those that
+change the record or the key files, and every call made under the key-change
+lock, through `slashing_protection.blocking.run_to_completion`, so a cancelled
+request never releases the lock (or returns) while its write still runs. The
+history is parsed, and its chain checked, once: before decryption, and the
+record merges that parse.
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ from keymanager.errors import (
 from keymanager.pubkeys import format_pubkey
 from keymanager.settings import SettingsValueError
 from keymanager.store import PreparedImport
-from slashing_protection import SlashingProtectionError, parse_interchange
+from slashing_protection import ParsedInterchange, SlashingProtectionError, parse_interchange
+from slashing_protection.blocking import run_to_completion
 
 log = logging.getLogger("keymanager.api")
 
@@ -116,7 +122,7 @@ class KeyChanges:
             )
         if not keystores:
             return []
-        history: bytes | None = None
+        history: ParsedInterchange | None = None
         if slashing_protection is not None:
             history, problem = await asyncio.to_thread(self._judge_history, slashing_protection)
             if problem is not None:
@@ -136,8 +142,8 @@ class KeyChanges:
                     return [_error(problem)] * len(keystores)
             return await self._save_and_load(prepared)
 
-    def _judge_history(self, text: str) -> tuple[bytes | None, str | None]:
-        """(the interchange's bytes, None) when it may be imported, else (None, why not)."""
+    def _judge_history(self, text: str) -> tuple[ParsedInterchange | None, str | None]:
+        """(the parsed interchange, None) when it may be imported, else (None, why not)."""
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
@@ -146,18 +152,18 @@ class KeyChanges:
             parsed = parse_interchange(data, name="slashing_protection")
         except SlashingProtectionError as error:
             return None, f"{error}; no key was imported"
-        expected = self._context.chain.genesis_validators_root
+        expected = self._context.genesis_validators_root
         if parsed.genesis_validators_root != expected:
             return None, (
                 "slashing_protection is for the chain with genesis_validators_root "
                 f"0x{parsed.genesis_validators_root.hex()}, but this validator runs on "
                 f"0x{expected.hex()}; no key was imported"
             )
-        return data, None
+        return parsed, None
 
-    async def _import_history(self, history: bytes) -> str | None:
+    async def _import_history(self, history: ParsedInterchange) -> str | None:
         try:
-            covered = await asyncio.to_thread(self._context.record.import_interchange, history)
+            covered = await run_to_completion(self._context.record.import_interchange, history)
         except SlashingProtectionError as error:
             log.error("keystore import refused, its history could not be imported: %s", error)
             return f"the slashing protection history could not be imported: {error}"
@@ -174,7 +180,7 @@ class KeyChanges:
                 statuses[index] = KeyStatus(Status.DUPLICATE)
                 continue
             try:
-                await asyncio.to_thread(store.save_import, item)
+                await run_to_completion(store.save_import, item)
             except LocalRemoteConflictError as error:
                 statuses[index] = _error(str(error))
             except DuplicateKeyError:
@@ -198,7 +204,7 @@ class KeyChanges:
         """Register the saved keys and give them to the signer; on failure remove them again."""
         context = self._context
         try:
-            await asyncio.to_thread(context.record.register, list(secrets))
+            await run_to_completion(context.record.register, list(secrets))
         except SlashingProtectionError as error:
             problem = f"the key could not be registered for slashing protection: {error}"
         else:
@@ -213,7 +219,7 @@ class KeyChanges:
         log.error("keystore import failed, removing the saved keystores: %s", problem)
         for pubkey in secrets:
             try:
-                await asyncio.to_thread(context.store.delete_keystore, pubkey)
+                await run_to_completion(context.store.delete_keystore, pubkey)
             except (StoreError, OSError) as error:
                 log.error(
                     "could not remove keystore %s after a failed import: %s; it is not "
@@ -229,7 +235,7 @@ class KeyChanges:
         store, signer, record = context.store, context.signer, context.record
         async with self._lock:
             wanted = list(dict.fromkeys(pubkeys))
-            present = await asyncio.to_thread(
+            present = await run_to_completion(
                 lambda: {pubkey for pubkey in wanted if store.has_keystore(pubkey)}
             )
             active = [pubkey for pubkey in wanted if pubkey in present or signer.has_key(pubkey)]
@@ -246,7 +252,7 @@ class KeyChanges:
                     continue
                 try:
                     if pubkey in present:
-                        await asyncio.to_thread(store.delete_keystore, pubkey)
+                        await run_to_completion(store.delete_keystore, pubkey)
                 except (StoreError, OSError) as error:
                     log.error("could not delete keystore %s: %s", format_pubkey(pubkey), error)
                     outcome[pubkey] = _error(
@@ -255,7 +261,7 @@ class KeyChanges:
                 else:
                     log.info("deleted keystore %s", format_pubkey(pubkey))
                     outcome[pubkey] = KeyStatus(Status.DELETED)
-            has_history = await asyncio.to_thread(
+            has_history = await run_to_completion(
                 lambda: {pubkey for pubkey in wanted if record.contains(pubkey)}
             )
             statuses: list[KeyStatus] = []
@@ -275,7 +281,7 @@ class KeyChanges:
                 if status.status in (Status.DELETED, Status.NOT_ACTIVE)
             ]
             try:
-                interchange = await asyncio.to_thread(record.export_interchange, exported)
+                interchange = await run_to_completion(record.export_interchange, exported)
             except SlashingProtectionError as error:
                 # Keep the statuses honest: a key whose history cannot be returned is an error.
                 log.error("could not export the deleted keys' history: %s", error)
@@ -286,7 +292,7 @@ class KeyChanges:
                     else status
                     for status in statuses
                 ]
-                interchange = await asyncio.to_thread(record.export_interchange, [])
+                interchange = await run_to_completion(record.export_interchange, [])
             return DeleteResult(statuses, interchange)
 
     # ------------------------------------------------------------------ remote keys
@@ -297,7 +303,7 @@ class KeyChanges:
         async with self._lock:
             for pubkey, url in keys:
                 try:
-                    await asyncio.to_thread(store.add_remote_key, pubkey, url)
+                    await run_to_completion(store.add_remote_key, pubkey, url)
                 except LocalRemoteConflictError as error:
                     statuses.append(_error(str(error)))
                 except DuplicateKeyError:
@@ -318,7 +324,7 @@ class KeyChanges:
         async with self._lock:
             for pubkey in pubkeys:
                 try:
-                    removed = await asyncio.to_thread(store.delete_remote_key, pubkey)
+                    removed = await run_to_completion(store.delete_remote_key, pubkey)
                 except (StoreError, OSError) as error:
                     log.error("could not delete remote key %s: %s", format_pubkey(pubkey), error)
                     statuses.append(_error(f"could not remove the remote key: {error}"))

@@ -37,7 +37,7 @@ from keymanager.api.http import (
 )
 from keymanager.api.keys import KeyChanges
 from keymanager.api.token import load_or_create_token, token_matches
-from keymanager.errors import UnknownKeyError
+from keymanager.errors import ExitRefusedError, NoCurrentEpochError, UnknownKeyError
 from keymanager.pubkeys import format_pubkey
 from keymanager.settings import (
     SettingsValueError,
@@ -47,9 +47,6 @@ from keymanager.settings import (
     parse_uint64,
 )
 from keymanager.store import ValidatorStore
-from validator.signing_types import RefusalReason, SigningRefusedError
-from validator.spec import ChainSpecError
-from validator.ssz import VoluntaryExit
 
 log = logging.getLogger("keymanager.api")
 
@@ -380,8 +377,8 @@ async def sign_voluntary_exit(request: web.Request) -> web.Response:
         epoch = int(epoch_text)
     else:
         try:
-            epoch = context.chain.current_epoch()
-        except ChainSpecError as error:
+            epoch = context.signer.current_epoch()
+        except NoCurrentEpochError as error:
             bad_request(f"no epoch given and there is no current epoch: {error}")
     if not context.signer.has_key(pubkey):
         raise ApiError(404, "the key is not an active local key of this validator")
@@ -397,18 +394,17 @@ async def sign_voluntary_exit(request: web.Request) -> web.Response:
             404,
             "the beacon node knows no validator with this key (is its deposit processed?)",
         )
-    voluntary_exit = VoluntaryExit(epoch=epoch, validator_index=index)
     try:
-        signed = await context.signer.sign_voluntary_exit(pubkey, voluntary_exit)
-    except SigningRefusedError as refused:
-        if refused.reason in (RefusalReason.UNKNOWN_KEY, RefusalReason.KEY_REMOVED):
+        signature = await context.signer.sign_voluntary_exit(pubkey, epoch, index)
+    except ExitRefusedError as refused:
+        if refused.key_unknown:
             raise ApiError(404, "the key is not an active local key of this validator") from None
-        raise ApiError(400, f"the exit was not signed: {refused.refusal}") from None
+        raise ApiError(400, f"the exit was not signed: {refused}") from None
     return json_response(
         {
             "data": {
                 "message": {"epoch": str(epoch), "validator_index": str(index)},
-                "signature": "0x" + bytes(signed.signature).hex(),
+                "signature": "0x" + signature.hex(),
             }
         }
     )

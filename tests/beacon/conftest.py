@@ -11,7 +11,8 @@ import pytest
 from tests.beacon.fake_node import FakeBeaconNode
 from tests.official_vectors import official_vectors
 from validator.beacon import BeaconNodeClient, RequestTimeouts
-from validator.openapi_check import BeaconApiSpec, StrictClientChecker, load_beacon_api_spec
+from validator.devnet.openapi_check import BeaconApiSpec, load_beacon_api_spec
+from validator.devnet.openapi_checkers import StrictClientChecker
 
 # Failover tests time out attestation work (0.3 s per node); everything else gets
 # room to spare so that a loaded CI machine does not turn answers into timeouts.

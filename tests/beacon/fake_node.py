@@ -20,7 +20,8 @@ from multidict import CIMultiDict
 
 from tests.beacon import canned
 from validator.beacon import routes
-from validator.openapi_check import BeaconApiSpec, StrictServerChecker
+from validator.devnet.openapi_check import BeaconApiSpec
+from validator.devnet.openapi_checkers import StrictServerChecker
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import pytest
 
 from tests.beacon import canned
 from validator.beacon import routes
-from validator.openapi_check import BeaconApiSpec, HttpRequestParts, HttpResponseParts
+from validator.devnet.openapi_check import BeaconApiSpec, HttpRequestParts, HttpResponseParts
 
 JSON = {"Content-Type": "application/json"}
 SIG = canned.signature(1)

@@ -16,17 +16,16 @@ from tests.beacon import canned
 from tests.beacon.conftest import ClientFactory, NodeFactory
 from tests.official_vectors import REPO_ROOT, official_vectors
 from validator.beacon import routes
-from validator.openapi_check import (
+from validator.devnet.openapi_check import (
     BeaconApiSpec,
     HttpRequestParts,
     HttpResponseParts,
     SpecLoadError,
     SpecViolation,
-    StrictClientChecker,
-    StrictServerChecker,
     default_spec_dir,
     load_beacon_api_spec,
 )
+from validator.devnet.openapi_checkers import StrictClientChecker, StrictServerChecker
 
 JSON = {"Content-Type": "application/json"}
 DUTIES_REQUEST = HttpRequestParts("POST", "/eth/v1/validator/duties/attester/3", (), JSON, b'["1"]')
@@ -247,7 +246,7 @@ async def test_client_middleware_rejects_a_bad_answer(
 
 def test_runtime_client_does_not_import_openapi_core() -> None:
     code = (
-        "import sys, validator.beacon, validator.openapi_check; "
+        "import sys, validator.beacon, validator.devnet.openapi_check; "
         "print(sorted(m for m in ('openapi_core', 'jsonschema', 'yaml') if m in sys.modules))"
     )
     result = subprocess.run(

@@ -11,8 +11,9 @@ import pytest
 
 from tests.client.duty_node import DutyNode
 from tests.official_vectors import official_vectors
-from validator.devnet_keys import write_interop_keystores
-from validator.openapi_check import BeaconApiSpec, StrictClientChecker, load_beacon_api_spec
+from validator.devnet.keys import write_interop_keystores
+from validator.devnet.openapi_check import BeaconApiSpec, load_beacon_api_spec
+from validator.devnet.openapi_checkers import StrictClientChecker
 from validator.service import RunOptions, ValidatorService
 
 
@@ -82,6 +83,9 @@ async def run_service(beacon_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner
             checker = StrictClientChecker(beacon_spec)
             checkers.append(checker)
             middlewares.append(checker)
+        # The driver's hooks go to run(), not to the client's options.
+        last_slot = options.pop("last_slot", None)
+        on_slot = options.pop("on_slot", None)
         options.setdefault("progress", False)
         options.setdefault("stop_grace", 1.0)
         service = ValidatorService(
@@ -100,7 +104,7 @@ async def run_service(beacon_spec: BeaconApiSpec) -> AsyncIterator[ServiceRunner
             stopper = asyncio.get_running_loop().call_later(stop_after, stop.set)
         try:
             async with asyncio.timeout(60):
-                await service.run(stop)
+                await service.run(stop, last_slot=last_slot, on_slot=on_slot)
         finally:
             if stopper is not None:
                 stopper.cancel()

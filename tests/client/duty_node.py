@@ -27,13 +27,13 @@ from aiohttp import web
 from tests.beacon import canned
 from tests.beacon.fake_node import FakeBeaconNode
 from validator.beacon import routes
-from validator.chain_preset import SimulatedChainConfig
-from validator.encoding import to_hex
-from validator.interop import interop_keypair
-from validator.openapi_check import BeaconApiSpec
-from validator.spec import ChainSpec
-from validator.ssz import AttestationData, hash_tree_root
-from validator.ssz.codec import from_json
+from validator.consensus.chain_preset import SimulatedChainConfig
+from validator.consensus.encoding import to_hex
+from validator.consensus.interop import interop_keypair
+from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import AttestationData, hash_tree_root
+from validator.consensus.ssz.codec import from_json
+from validator.devnet.openapi_check import BeaconApiSpec
 
 GENESIS_VALIDATORS_ROOT = bytes.fromhex("d1" * 32)
 SYNC_SUBCOMMITTEE_SIZE = 128

@@ -17,8 +17,7 @@ from slashing_protection import SlashingProtection
 from tests.client.conftest import NodeStarter, ServiceRunner
 from tests.client.duty_node import DutyNode, Schedule
 from validator.beacon import routes
-from validator.selection import is_sync_committee_aggregator
-from validator.signing_roots import (
+from validator.consensus.signing_roots import (
     aggregate_and_proof_signing_root,
     attestation_signing_root,
     block_signing_root,
@@ -26,9 +25,10 @@ from validator.signing_roots import (
     sync_committee_message_signing_root,
     sync_committee_selection_proof_signing_root,
 )
-from validator.ssz import AttestationData, ContributionAndProof, from_json
-from validator.ssz.blocks import block_types
-from validator.ssz.electra import AggregateAndProof
+from validator.consensus.ssz import AttestationData, ContributionAndProof, from_json
+from validator.consensus.ssz.blocks import block_types
+from validator.consensus.ssz.electra import AggregateAndProof
+from validator.duties.selection import is_sync_committee_aggregator
 
 VALIDATORS = 8
 FEE_RECIPIENT = "0x" + "fe" * 20

@@ -14,8 +14,8 @@ from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from tests.client.conftest import NodeStarter, ServiceRunner
 from tests.client.duty_node import DutyNode
 from validator.beacon import routes
-from validator.encoding import to_hex
-from validator.interop import interop_secret_key
+from validator.consensus.encoding import to_hex
+from validator.consensus.interop import interop_secret_key
 from validator.service import ValidatorService
 
 NEW_FEE_RECIPIENT = "0x" + "c0" * 20

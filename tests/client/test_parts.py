@@ -11,15 +11,15 @@ import orjson
 import pytest
 from prometheus_client import CollectorRegistry, Counter
 
-from validator.chain_preset import SimulatedChainConfig
-from validator.key_settings import KeyOverrides, ProposerSettings, parse_fee_recipient
-from validator.logs import LogFormat, configure_logging, log_duty
-from validator.metrics_server import MetricsServer
-from validator.selection import (
+from validator.consensus.chain_preset import SimulatedChainConfig
+from validator.duties.selection import (
     is_aggregator,
     is_sync_committee_aggregator,
     sync_subcommittee_indices,
 )
+from validator.key_settings import KeyOverrides, ProposerSettings, parse_fee_recipient
+from validator.logs import LogFormat, configure_logging, log_duty
+from validator.metrics_server import MetricsServer
 
 CHAIN = SimulatedChainConfig(genesis_time=0, genesis_validators_root=b"\x01" * 32).chain_spec()
 

@@ -1,7 +1,7 @@
 """A scripted validator for the devnet's tests: signs duties with the interop keys.
 
 Not the product's duty loop: a small, readable script that fetches duties,
-signs with ``validator.signing_roots`` and publishes through the real
+signs with ``validator.consensus.signing_roots`` and publishes through the real
 ``validator.beacon`` client. It keeps its own minimal slashing protection
 (highest source/target per validator, signed block slots) and refuses what a
 correct client refuses, counting each refusal, so fault modes can be shown to
@@ -20,9 +20,8 @@ import crypto_backend
 from validator.beacon import BeaconNodeClient
 from validator.beacon.errors import BeaconNodeError
 from validator.beacon.types import AttesterDuty
-from validator.devnet.shuffling import is_aggregator, is_sync_committee_aggregator
-from validator.interop import interop_secret_key
-from validator.signing_roots import (
+from validator.consensus.interop import interop_secret_key
+from validator.consensus.signing_roots import (
     aggregate_and_proof_signing_root,
     attestation_signing_root,
     block_signing_root,
@@ -32,8 +31,8 @@ from validator.signing_roots import (
     sync_committee_message_signing_root,
     sync_committee_selection_proof_signing_root,
 )
-from validator.spec import ChainSpec
-from validator.ssz import (
+from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import (
     AggregateAndProof,
     AttestationData,
     ContributionAndProof,
@@ -45,7 +44,8 @@ from validator.ssz import (
     hash_tree_root,
     to_json,
 )
-from validator.ssz.blocks import parse_produced_block
+from validator.consensus.ssz.blocks import parse_produced_block
+from validator.devnet.shuffling import is_aggregator, is_sync_committee_aggregator
 
 FORK = "fulu"
 SUBCOMMITTEE_SIZE = 128

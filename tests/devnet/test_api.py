@@ -12,13 +12,12 @@ import yaml
 from tests.devnet.driver import FORK, hex0x
 from tests.devnet.harness import connected_driver, running_devnet
 from tests.official_vectors import official_vectors
-from validator.devnet.server import DECLARES_503
-from validator.signing_roots import (
+from validator.consensus.signing_roots import (
     block_signing_root,
     validator_registration_signing_root,
     voluntary_exit_signing_root,
 )
-from validator.ssz import (
+from validator.consensus.ssz import (
     SignedValidatorRegistrationV1,
     SignedVoluntaryExit,
     ValidatorRegistrationV1,
@@ -26,7 +25,8 @@ from validator.ssz import (
     fulu,
     to_json,
 )
-from validator.ssz.blocks import blinded_block, parse_produced_block_ssz
+from validator.consensus.ssz.blocks import blinded_block, parse_produced_block_ssz
+from validator.devnet.api_http import DECLARES_503
 
 
 def test_routes_answering_503_are_exactly_those_the_spec_declares() -> None:

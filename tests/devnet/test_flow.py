@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.devnet.harness import SLOTS_PER_EPOCH, connected_driver, running_devnet
 from validator.beacon.events import BlockEvent, HeadEvent
-from validator.devnet.intake import embedded_signature_checks
+from validator.devnet.block_intake import embedded_signature_checks
 from validator.devnet.verification import failed_checks
 
 SUMMARY_KEYS = {

@@ -9,12 +9,12 @@ import pytest
 from tests.devnet.driver import FORK, Driver, hex0x
 from tests.devnet.harness import connected_driver, running_devnet
 from validator.beacon.errors import BeaconApiError
-from validator.signing_roots import (
+from validator.consensus.signing_roots import (
     randao_reveal_signing_root,
     validator_registration_signing_root,
     voluntary_exit_signing_root,
 )
-from validator.ssz import (
+from validator.consensus.ssz import (
     SignedValidatorRegistrationV1,
     SignedVoluntaryExit,
     ValidatorRegistrationV1,

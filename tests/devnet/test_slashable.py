@@ -10,8 +10,8 @@ import pytest
 from tests.devnet.driver import FORK, Driver
 from tests.devnet.harness import connected_driver, running_devnet
 from validator.beacon.errors import BeaconApiError
-from validator.signing_roots import block_signing_root
-from validator.ssz import fulu, to_json
+from validator.consensus.signing_roots import block_signing_root
+from validator.consensus.ssz import fulu, to_json
 
 
 def altered(data: dict[str, Any], **changes: Any) -> dict[str, Any]:

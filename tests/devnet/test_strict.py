@@ -10,7 +10,8 @@ import aiohttp
 from tests.devnet.harness import connected_driver, running_devnet
 from tests.official_vectors import official_vectors
 from validator.beacon.events import HeadEvent
-from validator.openapi_check import StrictClientChecker, load_beacon_api_spec
+from validator.devnet.openapi_check import load_beacon_api_spec
+from validator.devnet.openapi_checkers import StrictClientChecker
 
 
 async def test_a_full_flow_conforms_on_both_sides(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from tests.e2e.conftest import SLOTS_PER_EPOCH, devnet_options
-from validator.devnet_command import SUMMARY_KEYS, run_devnet
+from validator.devnet.command import SUMMARY_KEYS, run_devnet
 
 pytestmark = pytest.mark.slow
 

@@ -18,10 +18,11 @@ from slashing_protection import SlashingProtection
 from tests.keymanager_api.conformance import ConformanceChecker
 from tests.keymanager_api.support import GENESIS_TIME, GVR, TOKEN, Api, ApiFactory
 from tests.official_vectors import official_vectors
-from validator.chain_preset import SimulatedChainConfig
-from validator.openapi_check import BeaconApiSpec, load_keymanager_api_spec
-from validator.signer import Signer
-from validator.spec import ChainSpec
+from validator.consensus.chain_preset import SimulatedChainConfig
+from validator.consensus.spec import ChainSpec
+from validator.devnet.openapi_check import BeaconApiSpec, load_keymanager_api_spec
+from validator.keymanager_server import KeymanagerSigning
+from validator.signing.signer import Signer
 
 
 @pytest.fixture(scope="session")
@@ -78,8 +79,8 @@ def context(
     return KeymanagerContext(
         store=store,
         record=record,
-        signer=signer,
-        chain=chain,
+        signer=KeymanagerSigning(signer),
+        genesis_validators_root=chain.genesis_validators_root,
         resolve_validator_index=resolve,
         default_fee_recipient=bytes.fromhex("ab" * 20),
         default_graffiti="default graffiti",

@@ -15,7 +15,7 @@ from keymanager.pubkeys import format_pubkey
 from tests.keymanager_api.conformance import ConformanceChecker
 from tests.keystore_helpers import PASSWORD, cheap_keystore_json
 from tests.sp_support import entry, interchange
-from validator.interop import interop_secret_key
+from validator.consensus.interop import interop_secret_key
 
 GVR = sha256(b"keymanager api tests").digest()
 OTHER_GVR = sha256(b"another chain").digest()

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 import keymanager.decrypt_pool
-import keymanager.store
+import keymanager.local_keystores
 from keymanager.api.keys import KeyChanges
 from keymanager.api.server import CHANGES_KEY
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection
 from tests.keymanager_api.support import Api, hex_pubkey, history, import_body, pubkey
-from validator.signer import Signer
+from validator.signing.signer import Signer
 
 REQUEST = contextvars.ContextVar[str]("request", default="?")
 
@@ -126,7 +126,7 @@ async def test_concurrent_import_and_delete_do_not_interleave(
 async def test_decryption_runs_off_the_event_loop(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = keymanager.store.decrypt_many
+    real = keymanager.local_keystores.decrypt_many
     calls: list[int] = []
 
     def slow_decrypt_many(jobs: Any, **options: Any) -> list[int]:
@@ -134,7 +134,7 @@ async def test_decryption_runs_off_the_event_loop(
         time.sleep(0.6)  # as a real KDF would hold its thread
         return real(jobs, **options)
 
-    monkeypatch.setattr(keymanager.store, "decrypt_many", slow_decrypt_many)
+    monkeypatch.setattr(keymanager.local_keystores, "decrypt_many", slow_decrypt_many)
     importing = asyncio.create_task(api.post("/eth/v1/keystores", import_body([1, 2, 3])))
     await asyncio.sleep(0.1)
     started = time.perf_counter()

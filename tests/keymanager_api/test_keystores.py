@@ -19,9 +19,9 @@ from tests.keymanager_api.support import (
     pubkey,
 )
 from tests.keystore_helpers import PASSWORD
-from validator.signer import Signer
-from validator.signing_types import AttestationRequest, RefusalReason
-from validator.ssz import AttestationData, Checkpoint
+from validator.consensus.ssz import AttestationData, Checkpoint
+from validator.signing.signer import Signer
+from validator.signing.types import AttestationRequest, RefusalReason
 
 KEYSTORES = "/eth/v1/keystores"
 

@@ -9,11 +9,11 @@ import pytest
 import crypto_backend
 from keymanager.api.context import beacon_index_resolver
 from tests.keymanager_api.support import GVR, Api, ApiFactory, hex_pubkey, import_body, pubkey
-from validator.chain_preset import simulated_fork_version
-from validator.domains import compute_domain, compute_signing_root
-from validator.forks import ForkName
-from validator.spec import ChainSpec
-from validator.ssz import VoluntaryExit
+from validator.consensus.chain_preset import simulated_fork_version
+from validator.consensus.domains import compute_domain, compute_signing_root
+from validator.consensus.forks import ForkName
+from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import VoluntaryExit
 
 DOMAIN_VOLUNTARY_EXIT = bytes.fromhex("04000000")
 

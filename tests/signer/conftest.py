@@ -11,9 +11,9 @@ import pytest
 import crypto_backend
 from slashing_protection import SlashingProtection
 from tests.signer.support import GVR, Clock, CryptoSpy, make_chain
-from validator.interop import interop_keypair
-from validator.signer import Signer
-from validator.spec import ChainSpec
+from validator.consensus.interop import interop_keypair
+from validator.consensus.spec import ChainSpec
+from validator.signing.signer import Signer
 
 KEY_COUNT = 6
 

@@ -1,5 +1,5 @@
 """Helpers for the signer tests: a chain with fork boundaries, a settable clock, a crypto spy,
-and signing roots computed independently of validator.domains (sha256 by hand)."""
+and signing roots computed independently of validator.consensus.domains (sha256 by hand)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import threading
 from dataclasses import dataclass, field
 from hashlib import sha256
 
-from validator.chain_preset import SimulatedChainConfig, simulated_fork_version
-from validator.forks import ForkName
-from validator.spec import ChainSpec
-from validator.ssz import AttestationData, Checkpoint
+from validator.consensus.chain_preset import SimulatedChainConfig, simulated_fork_version
+from validator.consensus.forks import ForkName
+from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import AttestationData, Checkpoint
 
 GVR = sha256(b"signer tests").digest()
 GENESIS_TIME = 1_700_000_000

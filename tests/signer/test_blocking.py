@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from validator.blocking import run_to_completion
+from slashing_protection.blocking import run_to_completion
 
 
 async def test_returns_the_result_and_raises_the_error() -> None:

@@ -30,10 +30,8 @@ from tests.signer.support import (
     merkleize,
     signing_root,
 )
-from validator.forks import ForkName
-from validator.signer import Signer
-from validator.signing_types import AttestationRequest, SyncSelectionRequest
-from validator.ssz import (
+from validator.consensus.forks import ForkName
+from validator.consensus.ssz import (
     ContributionAndProof,
     SyncCommitteeContribution,
     ValidatorRegistrationV1,
@@ -42,7 +40,9 @@ from validator.ssz import (
     fulu,
     to_json,
 )
-from validator.ssz.blocks import blinded_block, parse_produced_block
+from validator.consensus.ssz.blocks import blinded_block, parse_produced_block
+from validator.signing.signer import Signer
+from validator.signing.types import AttestationRequest, SyncSelectionRequest
 
 HEAD = sha256(b"head").digest()
 

@@ -9,8 +9,8 @@ import pytest
 from prometheus_client import REGISTRY, generate_latest
 
 from tests.signer.support import attestation_data
-from validator.signer import Signer
-from validator.signing_types import AttestationRequest
+from validator.signing.signer import Signer
+from validator.signing.types import AttestationRequest
 
 
 def sample(name: str, labels: dict[str, str] | None = None) -> float:

@@ -14,10 +14,10 @@ import pytest
 from slashing_protection import RECORD_FILE, SlashingProtection
 from tests.signer import metrics_support as metrics
 from tests.signer.support import CryptoSpy, attestation_data
-from validator.signer import Signer
-from validator.signing_types import AttestationRequest, RefusalReason, SigningRefusedError
-from validator.ssz import fulu, to_json
-from validator.ssz.blocks import blinded_block, parse_produced_block
+from validator.consensus.ssz import fulu, to_json
+from validator.consensus.ssz.blocks import blinded_block, parse_produced_block
+from validator.signing.signer import Signer
+from validator.signing.types import AttestationRequest, RefusalReason, SigningRefusedError
 
 
 @pytest.fixture

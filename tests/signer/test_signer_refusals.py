@@ -13,12 +13,12 @@ import crypto_backend
 from slashing_protection import SlashingProtection
 from tests.signer import metrics_support as metrics
 from tests.signer.support import Clock, CryptoSpy, attestation_data
-from validator.interop import interop_keypair
-from validator.signer import Signer
-from validator.signing_types import AttestationRequest, RefusalReason, SigningRefusedError
-from validator.spec import ChainSpec
-from validator.ssz import electra, fulu, to_json
-from validator.ssz.blocks import ProducedBlock, blinded_block, parse_produced_block
+from validator.consensus.interop import interop_keypair
+from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import electra, fulu, to_json
+from validator.consensus.ssz.blocks import ProducedBlock, blinded_block, parse_produced_block
+from validator.signing.signer import Signer
+from validator.signing.types import AttestationRequest, RefusalReason, SigningRefusedError
 
 
 def fulu_block(slot: int, graffiti: bytes = b"") -> ProducedBlock:

@@ -12,10 +12,10 @@ from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection
 from tests.keystore_helpers import PASSWORD, cheap_keystore_json
 from tests.signer.support import GVR, Clock, attestation_data, make_chain
-from validator.interop import interop_secret_key
-from validator.signer import Signer
-from validator.signing_roots import attestation_signing_root
-from validator.signing_types import AttestationRequest, RefusalReason, SigningRefusedError
+from validator.consensus.interop import interop_secret_key
+from validator.consensus.signing_roots import attestation_signing_root
+from validator.signing.signer import Signer
+from validator.signing.types import AttestationRequest, RefusalReason, SigningRefusedError
 
 
 async def test_keys_loaded_from_the_store_sign(tmp_path: Path) -> None:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from tests.signer.support import GENESIS_TIME, SLOT_SECONDS, make_chain
-from validator.signing_guards import (
+from validator.consensus.spec import ChainSpec
+from validator.signing.guards import (
     check_attestation_epochs,
     check_block_slot,
     wall_clock_epoch,
     wall_clock_slot,
 )
-from validator.signing_types import RefusalReason
-from validator.spec import ChainSpec
+from validator.signing.types import RefusalReason
 
 CHAIN = make_chain()
 

@@ -12,12 +12,12 @@ import pytest
 from prometheus_client import REGISTRY
 
 import crypto_backend
-from slashing_protection import SlashingProtection
+from slashing_protection import SlashingProtection, Verdict
 from tests.signer.support import CryptoSpy, attestation_data
-from validator.interop import interop_keypair
-from validator.signer import Signer
-from validator.signing_keys import KeyMismatchError
-from validator.signing_types import AttestationRequest, RefusalReason, SigningRefusedError
+from validator.consensus.interop import interop_keypair
+from validator.signing.keys import KeyMismatchError
+from validator.signing.signer import Signer
+from validator.signing.types import AttestationRequest, RefusalReason, SigningRefusedError
 
 WAIT = 10.0  # seconds; bounds every wait on a thread
 
@@ -114,13 +114,13 @@ async def test_a_key_removed_mid_batch_signs_nothing(
 ) -> None:
     """Removed while the batch's record write runs: recorded, but not signed."""
     gate = Gate()
-    real_record = record.record_attestations
+    real_record = record.record_attestations_verdicts
 
-    def record_attestations(items: Sequence[tuple[bytes, int, int]]) -> list[bool]:
+    def record_attestations(items: Sequence[tuple[bytes, int, int]]) -> list[Verdict]:
         gate.pass_through()
         return real_record(items)
 
-    monkeypatch.setattr(record, "record_attestations", record_attestations)
+    monkeypatch.setattr(record, "record_attestations_verdicts", record_attestations)
     batch = asyncio.create_task(
         signer.sign_attestations(
             [AttestationRequest(pubkey, attestation_data(39, 3, 4)) for pubkey in pubkeys]

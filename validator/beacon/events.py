@@ -16,7 +16,7 @@ import logging
 import re
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiohttp
 import orjson
@@ -24,16 +24,14 @@ import orjson
 from validator.beacon import routes
 from validator.beacon.errors import BeaconNodeError, MalformedResponseError
 from validator.beacon.metrics import REQUEST_ERRORS
+from validator.beacon.transport import EventStreamSource
 from validator.beacon.types import (
     field_of,
+    hex_field,
     parse_bool,
-    parse_hex,
     parse_object,
     parse_uint,
 )
-
-if TYPE_CHECKING:
-    from validator.beacon.client import BeaconNodeClient
 
 log = logging.getLogger("validator.beacon")
 
@@ -203,7 +201,7 @@ def parse_event(topic: str, data: str) -> BeaconEvent:
         return parse_uint(field_of(obj, key, f"{topic} event"), key)
 
     def root(key: str) -> bytes:
-        return parse_hex(field_of(obj, key, f"{topic} event"), key, 32)
+        return hex_field(field_of(obj, key, f"{topic} event"), key, 32)
 
     optimistic = parse_bool(obj.get("execution_optimistic", False), "execution_optimistic")
     if topic == "head":
@@ -251,7 +249,7 @@ class EventStream:
 
     def __init__(
         self,
-        client: BeaconNodeClient,
+        source: EventStreamSource,
         topics: Sequence[str],
         *,
         reconnect_delay: float = 0.5,
@@ -271,7 +269,7 @@ class EventStream:
         self.connections = 0
         #: The node currently streaming, or None while disconnected.
         self.connected_node: str | None = None
-        self._client = client
+        self._source = source
         self._response: aiohttp.ClientResponse | None = None
         self._parser = SseParser()
         self._pending: collections.deque[BeaconEvent] = collections.deque()
@@ -356,13 +354,13 @@ class EventStream:
                         await self._closed.wait()
                 if self.closed:
                     return
-            for node in self._client._pool.by_preference():
+            for node in self._source.nodes_by_preference():
                 try:
                     response = await self._unless_closed(
-                        self._client._open_event_stream(node, self.topics)
+                        self._source.open_event_stream(node, self.topics)
                     )
                 except BeaconNodeError:
-                    continue  # logged and counted by the client
+                    continue  # logged and counted by the transport
                 if response is None:
                     return
                 self._response = response
@@ -405,4 +403,4 @@ class EventStream:
         if response is not None:
             response.close()
         self.connected_node = None
-        self._client._forget_stream(self)
+        self._source.forget_stream(self)

@@ -4,7 +4,7 @@ Scalars the validator client acts on (slots, epochs, indices, roots, flags) are
 converted here, so a node that sends garbage fails loudly as a
 :class:`MalformedResponseError` instead of deep inside a duty. Consensus objects
 (blocks, attestation data, aggregates, contributions) stay parsed JSON: turning
-them into SSZ containers is ``validator.ssz``'s job.
+them into SSZ containers is ``validator.consensus.ssz``'s job.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from validator.beacon.errors import BeaconNodeError, MalformedResponseError
+from validator.consensus.encoding import parse_hex
 
 Json = Any
 JsonObject = dict[str, Any]
@@ -28,17 +29,13 @@ def parse_uint(value: Json, name: str) -> int:
     raise MalformedResponseError(f"{name} is not a quoted unsigned integer: {value!r:.80}")
 
 
-def parse_hex(value: Json, name: str, length: int | None = None) -> bytes:
-    """A ``0x``-prefixed hex string as bytes, optionally of an exact length."""
-    if isinstance(value, str) and value[:2] in ("0x", "0X"):
-        try:
-            raw = bytes.fromhex(value[2:])
-        except ValueError:
-            raw = None
-        if raw is not None and (length is None or len(raw) == length):
-            return raw
-    expected = f"{length}-byte " if length is not None else ""
-    raise MalformedResponseError(f"{name} is not {expected}0x-hex: {value!r:.80}")
+def hex_field(value: Json, name: str, length: int | None = None) -> bytes:
+    """A ``0x``-hex field (optionally of an exact length), by the one hex parser."""
+    try:
+        return parse_hex(value, length)
+    except ValueError:
+        expected = f"{length}-byte " if length is not None else ""
+        raise MalformedResponseError(f"{name} is not {expected}0x-hex: {value!r:.80}") from None
 
 
 def parse_bool(value: Json, name: str) -> bool:
@@ -103,46 +100,6 @@ class SyncingStatus:
 
 
 @dataclass(frozen=True, slots=True)
-class Genesis:
-    genesis_time: int
-    genesis_validators_root: bytes
-    genesis_fork_version: bytes
-
-    @classmethod
-    def from_json(cls, data: Json) -> Genesis:
-        obj = parse_object(data, "genesis data")
-        return cls(
-            genesis_time=parse_uint(field_of(obj, "genesis_time", "genesis"), "genesis_time"),
-            genesis_validators_root=parse_hex(
-                field_of(obj, "genesis_validators_root", "genesis"), "genesis_validators_root", 32
-            ),
-            genesis_fork_version=parse_hex(
-                field_of(obj, "genesis_fork_version", "genesis"), "genesis_fork_version", 4
-            ),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Fork:
-    previous_version: bytes
-    current_version: bytes
-    epoch: int
-
-    @classmethod
-    def from_json(cls, data: Json) -> Fork:
-        obj = parse_object(data, "fork")
-        return cls(
-            previous_version=parse_hex(
-                field_of(obj, "previous_version", "fork"), "previous_version", 4
-            ),
-            current_version=parse_hex(
-                field_of(obj, "current_version", "fork"), "current_version", 4
-            ),
-            epoch=parse_uint(field_of(obj, "epoch", "fork"), "fork epoch"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class Checkpoint:
     epoch: int
     root: bytes
@@ -152,7 +109,7 @@ class Checkpoint:
         obj = parse_object(data, name)
         return cls(
             epoch=parse_uint(field_of(obj, "epoch", name), f"{name} epoch"),
-            root=parse_hex(field_of(obj, "root", name), f"{name} root", 32),
+            root=hex_field(field_of(obj, "root", name), f"{name} root", 32),
         )
 
 
@@ -200,7 +157,7 @@ class ValidatorInfo:
             raise MalformedResponseError(f"validator status is not a string: {status!r:.80}")
         return cls(
             index=parse_uint(field_of(obj, "index", "validator entry"), "validator index"),
-            pubkey=parse_hex(field_of(validator, "pubkey", "validator"), "pubkey", 48),
+            pubkey=hex_field(field_of(validator, "pubkey", "validator"), "pubkey", 48),
             balance=parse_uint(field_of(obj, "balance", "validator entry"), "balance"),
             status=status,
             validator=validator,
@@ -225,7 +182,7 @@ class AttesterDuty:
             return parse_uint(field_of(obj, key, "attester duty"), key)
 
         return cls(
-            pubkey=parse_hex(field_of(obj, "pubkey", "attester duty"), "pubkey", 48),
+            pubkey=hex_field(field_of(obj, "pubkey", "attester duty"), "pubkey", 48),
             validator_index=uint("validator_index"),
             committee_index=uint("committee_index"),
             committee_length=uint("committee_length"),
@@ -245,7 +202,7 @@ class ProposerDuty:
     def from_json(cls, data: Json) -> ProposerDuty:
         obj = parse_object(data, "proposer duty")
         return cls(
-            pubkey=parse_hex(field_of(obj, "pubkey", "proposer duty"), "pubkey", 48),
+            pubkey=hex_field(field_of(obj, "pubkey", "proposer duty"), "pubkey", 48),
             validator_index=parse_uint(
                 field_of(obj, "validator_index", "proposer duty"), "validator_index"
             ),
@@ -267,7 +224,7 @@ class SyncDuty:
             "validator_sync_committee_indices",
         )
         return cls(
-            pubkey=parse_hex(field_of(obj, "pubkey", "sync duty"), "pubkey", 48),
+            pubkey=hex_field(field_of(obj, "pubkey", "sync duty"), "pubkey", 48),
             validator_index=parse_uint(
                 field_of(obj, "validator_index", "sync duty"), "validator_index"
             ),
@@ -290,7 +247,7 @@ class AttesterDuties:
     def from_body(cls, body: Json) -> AttesterDuties:
         obj = parse_object(body, "attester duties response")
         return cls(
-            dependent_root=parse_hex(
+            dependent_root=hex_field(
                 field_of(obj, "dependent_root", "attester duties"), "dependent_root", 32
             ),
             execution_optimistic=optimistic_flag(obj),
@@ -310,7 +267,7 @@ class ProposerDuties:
     def from_body(cls, body: Json) -> ProposerDuties:
         obj = parse_object(body, "proposer duties response")
         return cls(
-            dependent_root=parse_hex(
+            dependent_root=hex_field(
                 field_of(obj, "dependent_root", "proposer duties"), "dependent_root", 32
             ),
             execution_optimistic=optimistic_flag(obj),
@@ -349,18 +306,20 @@ class BlockRoot:
         obj = parse_object(body, "block root response")
         data = parse_object(data_of(obj), "block root data")
         return cls(
-            root=parse_hex(field_of(data, "root", "block root"), "root", 32),
+            root=hex_field(field_of(data, "root", "block root"), "root", 32),
             execution_optimistic=optimistic_flag(obj),
             finalized=parse_bool(obj.get("finalized", False), "finalized"),
         )
 
 
 @dataclass(frozen=True, slots=True)
-class ProducedBlock:
-    """An unsigned block from ``GET /eth/v3/validator/blocks/{slot}``.
+class ProposalAnswer:
+    """The answer of ``GET /eth/v3/validator/blocks/{slot}``, not yet decoded.
 
     Exactly one of ``data`` (the JSON ``data``: block contents, or a blinded
-    block) and ``ssz`` (the raw SSZ bytes) is set.
+    block) and ``ssz`` (the raw SSZ bytes) is set. The proposer decodes it into
+    the one produced-block model, ``validator.consensus.ssz.blocks.ProducedBlock``
+    (a block that cannot be decoded is refused there, not failed over).
     """
 
     version: str

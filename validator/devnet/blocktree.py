@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from hashlib import sha256
 from typing import Any
 
-from validator.encoding import parse_hex, to_hex
+from validator.consensus.encoding import parse_hex, to_hex
 
 
 class HistoryPrunedError(LookupError):

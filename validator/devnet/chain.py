@@ -16,14 +16,21 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from hashlib import sha256
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from remerkleable.core import View
 
-from validator.chain_preset import SimulatedChainConfig
+from validator.consensus.chain_preset import SimulatedChainConfig
+from validator.consensus.encoding import to_hex
+from validator.consensus.forks import ForkName
+from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import fulu
+from validator.consensus.ssz.phase0 import AttestationData
+from validator.consensus.ssz.phase0 import Checkpoint as SszCheckpoint
 from validator.devnet.blocktree import BlockRecord, BlockTree, Reorg
 from validator.devnet.duties import DutySchedule
 from validator.devnet.events import EventBus
+from validator.devnet.fault_modes import FaultHooks
 from validator.devnet.finality import FinalityTracker
 from validator.devnet.ledger import Ledger
 from validator.devnet.persistence import ChainIdentity
@@ -31,15 +38,6 @@ from validator.devnet.pools import AttestationPool, SyncMessagePool
 from validator.devnet.registry import ValidatorLifecycle, ValidatorRegistry
 from validator.devnet.roots import RootCache
 from validator.devnet.slasher import Slasher, SlashingFinding, SlashingKind
-from validator.encoding import to_hex
-from validator.forks import ForkName
-from validator.spec import ChainSpec
-from validator.ssz import fulu
-from validator.ssz.phase0 import AttestationData
-from validator.ssz.phase0 import Checkpoint as SszCheckpoint
-
-if TYPE_CHECKING:
-    from validator.devnet.faults import FaultInjector
 
 log = logging.getLogger("validator.devnet")
 
@@ -66,7 +64,7 @@ def genesis_block_record(genesis_validators_root: bytes) -> BlockRecord:
 
 
 @dataclass(frozen=True)
-class ProducedBlock:
+class OfferedBlock:
     """A block this chain built for a proposer (kept to recognise it when it comes back)."""
 
     slot: int
@@ -112,19 +110,19 @@ class DevnetChain:
             lifecycle,
             tree,
         )
-        self.roots = RootCache(self.spec)
+        self.roots = RootCache(self.config)
         self.attestation_pool = AttestationPool()
         self.sync_pool = SyncMessagePool()
         self.fee_recipients: dict[int, bytes] = {}
         self.registrations: dict[int, tuple[bytes, int]] = {}
-        self.produced: dict[bytes, ProducedBlock] = {}
+        self.produced: dict[bytes, OfferedBlock] = {}
         self.aggregate_cache: dict[tuple[object, ...], tuple[int, asyncio.Future[bytes]]] = {}
         """Pool key -> (signatures aggregated, aggregate); see ``production._cached_aggregate``."""
         self.served_proposers: dict[int, set[int]] = {}
         """slot -> every validator the proposer duties have named for it."""
         self.client_blocks: dict[int, set[int]] = {}
         """slot -> proposers whose block at that slot this chain accepted."""
-        self.faults: FaultInjector | None = None
+        self.faults: FaultHooks | None = None
         self.findings: list[SlashingFinding] = []
         self.slots_seen = 0
 
@@ -238,7 +236,7 @@ class DevnetChain:
         registered = self.registrations.get(validator_index)
         return registered[1] if registered else DEFAULT_GAS_LIMIT
 
-    def remember_produced(self, produced: ProducedBlock) -> None:
+    def remember_produced(self, produced: OfferedBlock) -> None:
         self.produced[produced.root] = produced
         floor = produced.slot - 2 * self.slots_per_epoch
         for root in [r for r, p in self.produced.items() if p.slot < floor]:

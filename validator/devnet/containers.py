@@ -4,7 +4,7 @@
 from remerkleable.basic import boolean
 from remerkleable.complex import Container, List
 
-from validator.ssz.primitives import BLSPubkey, Epoch, Gwei, Root
+from validator.consensus.ssz.primitives import BLSPubkey, Epoch, Gwei, Root
 
 VALIDATOR_REGISTRY_LIMIT = 2**40
 

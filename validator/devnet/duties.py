@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from validator.consensus.ssz.preset import SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT
 from validator.devnet.blocktree import BlockTree
 from validator.devnet.registry import ValidatorLifecycle
 from validator.devnet.shuffling import (
@@ -24,7 +25,6 @@ from validator.devnet.shuffling import (
     compute_sync_committee,
     derive_seed,
 )
-from validator.ssz.preset import SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT
 
 SYNC_SUBCOMMITTEE_SIZE = SYNC_COMMITTEE_SIZE // SYNC_COMMITTEE_SUBNET_COUNT
 _CACHE_EPOCHS = 8

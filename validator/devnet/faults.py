@@ -40,11 +40,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from enum import Enum, StrEnum
 
+from validator.consensus.ssz.phase0 import AttestationData, Checkpoint
 from validator.devnet.chain import DevnetChain
+from validator.devnet.fault_modes import Availability, Fault
 from validator.devnet.finality import GENESIS_CHECKPOINT
-from validator.ssz.phase0 import AttestationData, Checkpoint
+
+__all__ = ["Availability", "Fault", "FaultInjector"]
 
 log = logging.getLogger("validator.devnet")
 
@@ -53,36 +55,13 @@ _TRAP_ATTEMPTS = 64
 """How far ahead the ``far-future`` mode puts slots and target epochs."""
 
 
-class Fault(StrEnum):
-    DOUBLE_VOTE = "double-vote"
-    SURROUND_VOTE = "surround-vote"
-    FAR_FUTURE = "far-future"
-    CONFLICTING_BLOCK = "conflicting-block"
-    UNAVAILABLE = "unavailable"
-    REORG = "reorg"
-
-    @classmethod
-    def parse(cls, name: str) -> Fault:
-        try:
-            return cls(name)
-        except ValueError:
-            known = ", ".join(fault.value for fault in cls)
-            raise ValueError(f"unknown fault {name!r}; the devnet knows {known}") from None
-
-
-class Availability(Enum):
-    UP = "up"
-    REFUSE = "refuse"
-    """Answer 503 (or 500) at once."""
-    HANG = "hang"
-    """Hold the request for two slots, then answer 503 (or 500)."""
-
-
 Scheduler = Callable[[float, Callable[[], None]], None]
 """Run the callable on the event loop at the given Unix time."""
 
 
 class FaultInjector:
+    """One fault mode on one chain; satisfies :class:`~validator.devnet.fault_modes.FaultHooks`."""
+
     def __init__(self, fault: Fault, chain: DevnetChain, schedule: Scheduler) -> None:
         self.fault = fault
         self.chain = chain

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from validator.encoding import parse_hex, to_hex
+from validator.consensus.encoding import parse_hex, to_hex
 
 ZERO_ROOT = bytes(32)
 

@@ -20,11 +20,12 @@ from typing import Any
 
 from remerkleable.core import View
 
-from validator.devnet.apierrors import ApiError
-from validator.devnet.blocktree import BlockRecord
+from validator.consensus.ssz import altair, electra
+from validator.consensus.ssz.codec import SszInputError, from_json
+from validator.consensus.ssz.preset import SYNC_COMMITTEE_SUBNET_COUNT
 from validator.devnet.chain import DevnetChain
 from validator.devnet.finality import Checkpoint
-from validator.devnet.production import INFINITY_SIGNATURE, sync_subcommittee_seats
+from validator.devnet.production import sync_subcommittee_seats
 from validator.devnet.shuffling import is_aggregator, is_sync_committee_aggregator
 from validator.devnet.verification import SignatureCheck, failed_checks_async
 from validator.devnet.wire import (
@@ -34,39 +35,26 @@ from validator.devnet.wire import (
     parse_single_attestation,
     parse_sync_committee_message,
 )
-from validator.domains import DOMAIN_BEACON_PROPOSER, compute_signing_root_from_object_root
-from validator.signing_roots import (
-    aggregate_and_proof_signing_root,
-    contribution_and_proof_signing_root,
-    randao_reveal_signing_root,
-    selection_proof_signing_root,
-    sync_committee_selection_proof_signing_root,
-    validator_registration_signing_root,
-    voluntary_exit_signing_root,
-)
-from validator.ssz import altair, electra
-from validator.ssz.builder import SignedValidatorRegistrationV1
-from validator.ssz.codec import SszInputError, from_json
-from validator.ssz.phase0 import SignedVoluntaryExit
-from validator.ssz.preset import SYNC_COMMITTEE_SUBNET_COUNT
 
 log = logging.getLogger("validator.devnet")
 
 Failures = list[tuple[int, str]]
 
 
-def _invalid(chain: DevnetChain, failures: Failures, item: int, what: str) -> None:
+
+
+def record_invalid(chain: DevnetChain, failures: Failures, item: int, what: str) -> None:
     chain.ledger.count("invalid_signatures")
     failures.append((item, f"invalid signature: {what}"))
     log.warning("invalid signature on item %d: %s", item, what)
 
 
-def _refuse(chain: DevnetChain, failures: Failures, item: int, message: str) -> None:
+def record_refusal(chain: DevnetChain, failures: Failures, item: int, message: str) -> None:
     chain.ledger.count("rejected_messages")
     failures.append((item, message))
 
 
-async def _decode_all(ssz_type: Any, items: Sequence[Any]) -> list[View | str]:
+async def decode_all(ssz_type: Any, items: Sequence[Any]) -> list[View | str]:
     """from_json for every item in a worker thread; a string is the item's decoding error."""
 
     def decode() -> list[View | str]:
@@ -81,7 +69,7 @@ async def _decode_all(ssz_type: Any, items: Sequence[Any]) -> list[View | str]:
     return await asyncio.to_thread(decode)
 
 
-def _slot_window_problem(chain: DevnetChain, slot: int, now: float, oldest: int) -> str | None:
+def slot_window_problem(chain: DevnetChain, slot: int, now: float, oldest: int) -> str | None:
     if slot > chain.latest_allowed_slot(now):
         return f"slot {slot} has not started (the chain is at slot {chain.current_slot(now)})"
     if slot < oldest:
@@ -106,7 +94,7 @@ def _place_attestation(
     data = attestation.data
     if data.index != 0:
         return "data.index must be 0 from Electra on"
-    problem = _slot_window_problem(
+    problem = slot_window_problem(
         chain, data.slot, now, chain.current_slot(now) - chain.slots_per_epoch
     )
     if problem:
@@ -151,10 +139,10 @@ async def submit_attestations(chain: DevnetChain, body: Sequence[Any], now: floa
         try:
             attestation = parse_single_attestation(raw)
         except WireError as failure:
-            _refuse(chain, failures, item, f"malformed: {failure}")
+            record_refusal(chain, failures, item, f"malformed: {failure}")
             continue
         if attestation.attester_index >= len(chain.registry):
-            _refuse(chain, failures, item, f"unknown validator {attestation.attester_index}")
+            record_refusal(chain, failures, item, f"unknown validator {attestation.attester_index}")
             continue
         checks.append(
             SignatureCheck(
@@ -169,7 +157,7 @@ async def submit_attestations(chain: DevnetChain, body: Sequence[Any], now: floa
     bad = {check.item for check in await failed_checks_async(checks)}
     for item, attestation in candidates:
         if item in bad:
-            _invalid(chain, failures, item, "attestation")
+            record_invalid(chain, failures, item, "attestation")
             continue
         data = attestation.data
         data_root = chain.roots.attestation_data_root(data)
@@ -177,11 +165,11 @@ async def submit_attestations(chain: DevnetChain, body: Sequence[Any], now: floa
             attestation.attester_index, data.source_epoch, data.target_epoch, data_root
         )
         if findings:
-            _refuse(chain, failures, item, f"slashable: {findings[0].description}")
+            record_refusal(chain, failures, item, f"slashable: {findings[0].description}")
             continue
         placed = _place_attestation(chain, attestation, now)
         if isinstance(placed, str):
-            _refuse(chain, failures, item, placed)
+            record_refusal(chain, failures, item, placed)
             continue
         added = chain.attestation_pool.add(
             data.slot,
@@ -203,12 +191,12 @@ async def submit_attestations(chain: DevnetChain, body: Sequence[Any], now: floa
 async def submit_aggregates(chain: DevnetChain, body: Sequence[Any], now: float) -> Failures:
     """POST /eth/v2/validator/aggregate_and_proofs (Electra SignedAggregateAndProof)."""
     failures: Failures = []
-    decoded = await _decode_all(electra.SignedAggregateAndProof, body)
+    decoded = await decode_all(electra.SignedAggregateAndProof, body)
     candidates: list[tuple[int, Any, AttestationDataFields, tuple[int, ...], int]] = []
     checks: list[SignatureCheck] = []
     for item, signed in enumerate(decoded):
         if isinstance(signed, str):
-            _refuse(chain, failures, item, signed)
+            record_refusal(chain, failures, item, signed)
             continue
         message = signed.message
         aggregate = message.aggregate
@@ -218,7 +206,7 @@ async def submit_aggregates(chain: DevnetChain, body: Sequence[Any], now: float)
             chain, aggregator, aggregate, data, now
         )
         if problem:
-            _refuse(chain, failures, item, problem)
+            record_refusal(chain, failures, item, problem)
             continue
         aggregator_key = (chain.registry.pubkey(aggregator),)
         checks += [
@@ -226,14 +214,14 @@ async def submit_aggregates(chain: DevnetChain, body: Sequence[Any], now: float)
                 item,
                 "selection proof",
                 aggregator_key,
-                selection_proof_signing_root(chain.spec, data.slot),
+                chain.roots.judge.selection_proof(data.slot),
                 bytes(message.selection_proof),
             ),
             SignatureCheck(
                 item,
                 "aggregate and proof",
                 aggregator_key,
-                aggregate_and_proof_signing_root(chain.spec, message),
+                chain.roots.judge.aggregate_and_proof(message),
                 bytes(signed.signature),
             ),
             SignatureCheck(
@@ -251,7 +239,7 @@ async def submit_aggregates(chain: DevnetChain, body: Sequence[Any], now: float)
         bad.setdefault(check.item, []).append(check.what)
     for item, message, data, attesters, committee_length in candidates:
         if item in bad:
-            _invalid(chain, failures, item, ", ".join(bad[item]))
+            record_invalid(chain, failures, item, ", ".join(bad[item]))
             continue
         data_root = chain.roots.attestation_data_root(data)
         slashable = []
@@ -260,14 +248,14 @@ async def submit_aggregates(chain: DevnetChain, body: Sequence[Any], now: float)
                 attester, data.source_epoch, data.target_epoch, data_root
             )
         if slashable:
-            _refuse(chain, failures, item, f"slashable: {slashable[0].description}")
+            record_refusal(chain, failures, item, f"slashable: {slashable[0].description}")
             continue
         if not is_aggregator(
             committee_length,
             bytes(message.selection_proof),
             chain.spec.target_aggregators_per_committee,
         ):
-            _refuse(
+            record_refusal(
                 chain,
                 failures,
                 item,
@@ -288,7 +276,7 @@ def _aggregate_problem(
         return f"unknown validator {aggregator}", (), 0
     if data.index != 0:
         return "data.index must be 0 from Electra on", (), 0
-    problem = _slot_window_problem(
+    problem = slot_window_problem(
         chain, data.slot, now, chain.current_slot(now) - chain.slots_per_epoch
     )
     if problem:
@@ -337,12 +325,12 @@ async def submit_sync_messages(chain: DevnetChain, body: Sequence[Any], now: flo
         try:
             message = parse_sync_committee_message(raw)
         except WireError as failure:
-            _refuse(chain, failures, item, f"malformed: {failure}")
+            record_refusal(chain, failures, item, f"malformed: {failure}")
             continue
         if message.validator_index >= len(chain.registry):
-            _refuse(chain, failures, item, f"unknown validator {message.validator_index}")
+            record_refusal(chain, failures, item, f"unknown validator {message.validator_index}")
             continue
-        problem = _slot_window_problem(chain, message.slot, now, chain.current_slot(now) - 1)
+        problem = slot_window_problem(chain, message.slot, now, chain.current_slot(now) - 1)
         if problem is None and message.validator_index not in set(
             chain.duties.sync_committee_for_message_slot(message.slot)
         ):
@@ -353,7 +341,7 @@ async def submit_sync_messages(chain: DevnetChain, body: Sequence[Any], now: flo
         if problem is None and chain.tree.get(message.beacon_block_root) is None:
             problem = f"unknown beacon_block_root 0x{message.beacon_block_root.hex()}"
         if problem:
-            _refuse(chain, failures, item, problem)
+            record_refusal(chain, failures, item, problem)
             continue
         checks.append(
             SignatureCheck(
@@ -368,7 +356,7 @@ async def submit_sync_messages(chain: DevnetChain, body: Sequence[Any], now: flo
     bad = {check.item for check in await failed_checks_async(checks)}
     for item, message in candidates:
         if item in bad:
-            _invalid(chain, failures, item, "sync committee message")
+            record_invalid(chain, failures, item, "sync committee message")
             continue
         if not chain.sync_pool.add(
             message.slot, message.beacon_block_root, message.validator_index, message.signature
@@ -383,12 +371,12 @@ async def submit_sync_messages(chain: DevnetChain, body: Sequence[Any], now: flo
 async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: float) -> Failures:
     """POST /eth/v1/validator/contribution_and_proofs."""
     failures: Failures = []
-    decoded = await _decode_all(altair.SignedContributionAndProof, body)
+    decoded = await decode_all(altair.SignedContributionAndProof, body)
     candidates = []
     checks: list[SignatureCheck] = []
     for item, signed in enumerate(decoded):
         if isinstance(signed, str):
-            _refuse(chain, failures, item, signed)
+            record_refusal(chain, failures, item, signed)
             continue
         message = signed.message
         contribution = message.contribution
@@ -403,7 +391,7 @@ async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: flo
         elif subcommittee >= SYNC_COMMITTEE_SUBNET_COUNT:
             problem = f"no sync subcommittee {subcommittee}"
         else:
-            problem = _slot_window_problem(chain, slot, now, chain.current_slot(now) - 1)
+            problem = slot_window_problem(chain, slot, now, chain.current_slot(now) - 1)
         if problem is None:
             seats = sync_subcommittee_seats(chain, slot, subcommittee)
             participants = tuple(
@@ -418,7 +406,7 @@ async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: flo
             elif chain.tree.get(block_root) is None:
                 problem = f"unknown beacon_block_root 0x{block_root.hex()}"
         if problem:
-            _refuse(chain, failures, item, problem)
+            record_refusal(chain, failures, item, problem)
             continue
         aggregator_key = (chain.registry.pubkey(aggregator),)
         checks += [
@@ -426,14 +414,14 @@ async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: flo
                 item,
                 "selection proof",
                 aggregator_key,
-                sync_committee_selection_proof_signing_root(chain.spec, slot, subcommittee),
+                chain.roots.judge.sync_selection_proof(slot, subcommittee),
                 bytes(message.selection_proof),
             ),
             SignatureCheck(
                 item,
                 "contribution and proof",
                 aggregator_key,
-                contribution_and_proof_signing_root(chain.spec, message),
+                chain.roots.judge.contribution_and_proof(message),
                 bytes(signed.signature),
             ),
             SignatureCheck(
@@ -451,12 +439,12 @@ async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: flo
         bad.setdefault(check.item, []).append(check.what)
     for item, message in candidates:
         if item in bad:
-            _invalid(chain, failures, item, ", ".join(bad[item]))
+            record_invalid(chain, failures, item, ", ".join(bad[item]))
             continue
         if not is_sync_committee_aggregator(
             bytes(message.selection_proof), chain.spec.target_aggregators_per_sync_subcommittee
         ):
-            _refuse(
+            record_refusal(
                 chain,
                 failures,
                 item,
@@ -465,281 +453,3 @@ async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: flo
             continue
         chain.ledger.count("contributions_received")
     return failures
-
-
-# --- exits and registrations --------------------------------------------------------
-
-
-async def submit_voluntary_exit(chain: DevnetChain, body: Any, now: float) -> None:
-    """POST /eth/v1/beacon/pool/voluntary_exits; ApiError(400) when refused."""
-    try:
-        signed = from_json(SignedVoluntaryExit, body)
-    except SszInputError as failure:
-        raise ApiError(400, f"malformed voluntary exit: {failure}") from None
-    index = int(signed.message.validator_index)
-    exit_epoch = int(signed.message.epoch)
-    current_epoch = chain.current_epoch(now)
-    if index >= len(chain.registry):
-        chain.ledger.count("rejected_messages")
-        raise ApiError(400, f"unknown validator {index}")
-    checks = [
-        SignatureCheck(
-            0,
-            "voluntary exit",
-            (chain.registry.pubkey(index),),
-            voluntary_exit_signing_root(chain.spec, signed.message, current_epoch=current_epoch),
-            bytes(signed.signature),
-        )
-    ]
-    if await failed_checks_async(checks):
-        chain.ledger.count("invalid_signatures")
-        raise ApiError(400, f"invalid signature on the voluntary exit of validator {index}")
-    problem = None
-    if exit_epoch > current_epoch:
-        problem = f"exit epoch {exit_epoch} is after the current epoch {current_epoch}"
-    elif not chain.lifecycle.is_active(index, current_epoch):
-        problem = f"validator {index} is not active"
-    elif index in chain.lifecycle.exit_epochs:
-        problem = f"validator {index} is already exiting"
-    if problem:
-        chain.ledger.count("rejected_messages")
-        raise ApiError(400, f"invalid voluntary exit: {problem}")
-    chain.lifecycle.initiate_exit(index, current_epoch)
-    chain.duties.forget_active_sets()
-    chain.ledger.count("voluntary_exits_received")
-    chain.events.publish("voluntary_exit", body)
-
-
-async def submit_registrations(chain: DevnetChain, registrations: Sequence[View]) -> None:
-    """POST /eth/v1/validator/register_validator; ApiError(400) naming bad signatures."""
-    checks = []
-    indices = []
-    for item, signed in enumerate(registrations):
-        index = chain.registry.index_of(bytes(signed.message.pubkey))
-        if index is None:
-            continue  # the spec: unknown validators are filtered out, not an error
-        checks.append(
-            SignatureCheck(
-                item,
-                "registration",
-                (bytes(signed.message.pubkey),),
-                validator_registration_signing_root(chain.spec, signed.message),
-                bytes(signed.signature),
-            )
-        )
-        indices.append((item, index, signed))
-    bad = {check.item for check in await failed_checks_async(checks)}
-    for item, index, signed in indices:
-        if item in bad:
-            chain.ledger.count("invalid_signatures")
-            continue
-        chain.registrations[index] = (
-            bytes(signed.message.fee_recipient),
-            int(signed.message.gas_limit),
-        )
-        chain.ledger.count("registrations_received")
-    if bad:
-        listed = ", ".join(str(item) for item in sorted(bad))
-        raise ApiError(400, f"invalid signature on registration(s) {listed}")
-
-
-def parse_registrations(body: Any) -> list[View]:
-    if not isinstance(body, list):
-        raise ApiError(400, "expected an array of signed validator registrations")
-    try:
-        return [from_json(SignedValidatorRegistrationV1, item) for item in body]
-    except SszInputError as failure:
-        raise ApiError(400, f"malformed registration: {failure}") from None
-
-
-# --- blocks ------------------------------------------------------------------------
-
-
-async def verify_randao_for_production(
-    chain: DevnetChain, slot: int, randao_reveal: bytes, skip_verification: bool
-) -> int:
-    """The proposer of ``slot`` after checking its RANDAO reveal; ApiError(400) otherwise."""
-    proposer = chain.expected_proposer(slot)
-    if proposer is None:
-        raise ApiError(400, f"no block can be proposed at slot {slot}")
-    if skip_verification:
-        if randao_reveal != INFINITY_SIGNATURE:
-            raise ApiError(
-                400, "with skip_randao_verification the randao_reveal must be the point at infinity"
-            )
-        return proposer
-    message = randao_reveal_signing_root(chain.spec, chain.epoch_of(slot))
-    check = SignatureCheck(
-        0, "randao reveal", (chain.registry.pubkey(proposer),), message, randao_reveal
-    )
-    if not await failed_checks_async([check]):
-        return proposer
-    for former in sorted(chain.served_proposers.get(slot, set()) - {proposer}):
-        stale = SignatureCheck(
-            0, "randao reveal", (chain.registry.pubkey(former),), message, randao_reveal
-        )
-        if not await failed_checks_async([stale]):
-            chain.ledger.count("stale_proposer_requests")
-            raise ApiError(
-                400,
-                f"validator {former} is no longer the proposer of slot {slot} (the proposer "
-                f"duties changed with their dependent root; it is now validator {proposer})",
-            )
-    chain.ledger.count("invalid_signatures")
-    raise ApiError(
-        400, f"invalid randao_reveal for validator {proposer}, the proposer of slot {slot}"
-    )
-
-
-def embedded_signature_checks(chain: DevnetChain, block: View) -> list[SignatureCheck] | str:
-    """Signature sets of the attestations and sync aggregate of a block this chain did not build."""
-    checks: list[SignatureCheck] = []
-    body = block.body
-    for position, attestation in enumerate(body.attestations):
-        data = AttestationDataFields.of(attestation.data)
-        committees = chain.duties.committees_for_vote(data.slot, data.beacon_block_root)
-        members: list[int] = []
-        for committee_index, bit in enumerate(attestation.committee_bits):
-            if bit:
-                committee = committees.committee(data.slot, committee_index)
-                if committee is None:
-                    return (
-                        f"attestation {position}: no committee {committee_index} "
-                        f"at slot {data.slot}"
-                    )
-                members.extend(committee)
-        bits = list(attestation.aggregation_bits)
-        if len(bits) != len(members):
-            return f"attestation {position}: aggregation_bits do not match its committees"
-        attesters = tuple(member for member, bit in zip(members, bits, strict=True) if bit)
-        if not attesters:
-            return f"attestation {position}: no aggregation bit set"
-        checks.append(
-            SignatureCheck(
-                position,
-                f"attestation {position} in the block",
-                tuple(chain.registry.pubkey(index) for index in attesters),
-                chain.roots.attestation_signing_root(data),
-                bytes(attestation.signature),
-            )
-        )
-    slot = int(block.slot)
-    sync = body.sync_aggregate
-    seats = chain.duties.sync_committee_for_message_slot(slot - 1)
-    participants = tuple(
-        member for member, bit in zip(seats, sync.sync_committee_bits, strict=True) if bit
-    )
-    if participants:
-        checks.append(
-            SignatureCheck(
-                -1,
-                "sync aggregate in the block",
-                tuple(chain.registry.pubkey(index) for index in participants),
-                chain.roots.sync_message_signing_root(slot - 1, bytes(block.parent_root)),
-                bytes(sync.sync_committee_signature),
-            )
-        )
-    elif bytes(sync.sync_committee_signature) != INFINITY_SIGNATURE:
-        return "an empty sync aggregate must carry the point at infinity"
-    return checks
-
-
-async def publish_block(
-    chain: DevnetChain, block: View, signature: bytes, blinded: bool, now: float
-) -> int:
-    """POST /eth/v2/beacon/blocks and blinded_blocks: 200 (head), 202 (kept as an orphan)."""
-    root = await asyncio.to_thread(lambda: bytes(block.hash_tree_root()))
-    slot = int(block.slot)
-    proposer = int(block.proposer_index)
-    produced = chain.produced.get(root)
-    if blinded and produced is None:
-        chain.ledger.count("rejected_messages")
-        raise ApiError(400, "unknown blinded block: this node did not build its execution payload")
-    if proposer >= len(chain.registry):
-        chain.ledger.count("rejected_messages")
-        raise ApiError(400, f"unknown proposer {proposer}")
-    proposer_key = (chain.registry.pubkey(proposer),)
-    checks = [
-        SignatureCheck(
-            0,
-            "block signature",
-            proposer_key,
-            compute_signing_root_from_object_root(
-                root, chain.roots.domain(DOMAIN_BEACON_PROPOSER, chain.epoch_of(slot))
-            ),
-            signature,
-        ),
-        SignatureCheck(
-            0,
-            "randao reveal",
-            proposer_key,
-            randao_reveal_signing_root(chain.spec, chain.epoch_of(slot)),
-            bytes(block.body.randao_reveal),
-        ),
-    ]
-    embedded: list[SignatureCheck] = []
-    if produced is None:
-        found = embedded_signature_checks(chain, block)
-        if isinstance(found, str):
-            chain.ledger.count("rejected_messages")
-            raise ApiError(400, f"invalid block: {found}")
-        embedded = found
-    failed = await failed_checks_async(checks + embedded)
-    if failed:
-        chain.ledger.count("invalid_signatures")
-        raise ApiError(400, "invalid block: bad " + ", ".join(check.what for check in failed))
-    findings = chain.judge_block(proposer, slot, root)
-    if findings:
-        chain.ledger.count("rejected_messages")
-        raise ApiError(400, f"slashable block: {findings[0].description}")
-    if produced is None:
-        for attestation in block.body.attestations:
-            _judge_embedded_attestation(chain, attestation)
-    if chain.tree.get(root) is not None:
-        chain.ledger.count("duplicate_messages")
-        return 200
-    problem = None
-    if slot > chain.latest_allowed_slot(now):
-        problem = (
-            f"block slot {slot} has not started (the chain is at slot {chain.current_slot(now)})"
-        )
-    elif slot < chain.current_slot(now) - chain.slots_per_epoch:
-        problem = f"block slot {slot} is too old"
-    elif proposer != chain.expected_proposer(slot) and (
-        produced is None or produced.proposer_index != proposer
-    ):
-        problem = f"validator {proposer} is not the proposer of slot {slot}"
-    if problem:
-        chain.ledger.count("rejected_messages")
-        raise ApiError(400, f"invalid block: {problem}")
-    record = BlockRecord(
-        slot=slot,
-        root=root,
-        parent_root=bytes(block.parent_root),
-        state_root=bytes(block.state_root),
-        proposer_index=proposer,
-        origin="client",
-    )
-    became_head = chain.import_block(record)
-    chain.client_blocks.setdefault(slot, set()).add(proposer)
-    chain.ledger.block_accepted(slot)
-    chain.ledger.count("blocks_proposed")
-    if produced is not None:
-        for included_slot, data_root in produced.included_attestations:
-            chain.attestation_pool.mark_included(included_slot, data_root)
-    if chain.faults is not None:
-        chain.faults.on_client_block(slot, proposer)
-    return 200 if became_head else 202
-
-
-def _judge_embedded_attestation(chain: DevnetChain, attestation: View) -> None:
-    data = AttestationDataFields.of(attestation.data)
-    committees = chain.duties.committees_for_vote(data.slot, data.beacon_block_root)
-    members: list[int] = []
-    for committee_index, bit in enumerate(attestation.committee_bits):
-        if bit:
-            members.extend(committees.committee(data.slot, committee_index) or ())
-    data_root = chain.roots.attestation_data_root(data)
-    for member, bit in zip(members, attestation.aggregation_bits, strict=False):
-        if bit:
-            chain.judge_attestation(member, data.source_epoch, data.target_epoch, data_root)

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from validator.consensus.encoding import to_hex
 from validator.devnet.blocktree import BlockTree
 from validator.devnet.chain import DevnetChain, genesis_block_record
 from validator.devnet.faults import Fault, FaultInjector
@@ -39,7 +40,6 @@ from validator.devnet.registry import ValidatorLifecycle, ValidatorRegistry
 from validator.devnet.server import build_app
 from validator.devnet.slasher import Slasher, SlasherStateError
 from validator.devnet.strict import StrictMode
-from validator.encoding import to_hex
 
 log = logging.getLogger("validator.devnet")
 

@@ -20,7 +20,7 @@ import orjson
 from filelock import FileLock, Timeout
 
 from slashing_protection.durable import write_durably
-from validator.encoding import parse_hex, to_hex
+from validator.consensus.encoding import parse_hex, to_hex
 
 DEVNET_DIRECTORY = "devnet"
 STATE_FILE = "chain.json"

@@ -13,16 +13,16 @@ import asyncio
 from dataclasses import dataclass
 from hashlib import sha256
 
-from validator.devnet.chain import DevnetChain
-from validator.devnet.duties import SYNC_SUBCOMMITTEE_SIZE
-from validator.devnet.verification import aggregate_signatures_async
-from validator.ssz import altair, deneb, electra, fulu
-from validator.ssz.phase0 import Eth1Data
-from validator.ssz.preset import (
+from validator.consensus.ssz import altair, deneb, electra, fulu
+from validator.consensus.ssz.phase0 import Eth1Data
+from validator.consensus.ssz.preset import (
     MAX_ATTESTATIONS_ELECTRA,
     MAX_COMMITTEES_PER_SLOT,
     SYNC_COMMITTEE_SUBNET_COUNT,
 )
+from validator.devnet.chain import DevnetChain
+from validator.devnet.duties import SYNC_SUBCOMMITTEE_SIZE
+from validator.devnet.verification import aggregate_signatures_async
 
 INFINITY_SIGNATURE = b"\xc0" + bytes(95)
 """The compressed point at infinity: the signature of an empty aggregate."""

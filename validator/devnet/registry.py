@@ -15,9 +15,9 @@ from hashlib import sha256
 from typing import Any
 
 import crypto_backend
+from validator.consensus.forks import FAR_FUTURE_EPOCH
+from validator.consensus.interop import interop_secret_key
 from validator.devnet.containers import Validator, ValidatorList
-from validator.forks import FAR_FUTURE_EPOCH
-from validator.interop import interop_secret_key
 
 MAX_EFFECTIVE_BALANCE_GWEI = 32 * 10**9
 # Exits take effect this many epochs after they are accepted (1 + MAX_SEED_LOOKAHEAD in the specs).

@@ -6,21 +6,18 @@ and signing root are computed once and looked up for the rest.
 
 from __future__ import annotations
 
+from validator.consensus.chain_preset import SimulatedChainConfig
+from validator.devnet.judge_roots import BEACON_ATTESTER, JudgeRoots, signing_root
 from validator.devnet.wire import AttestationDataFields
-from validator.domains import (
-    DOMAIN_BEACON_ATTESTER,
-    DOMAIN_SYNC_COMMITTEE,
-    compute_signing_root_from_object_root,
-    get_domain,
-)
-from validator.spec import ChainSpec
 
 _LIMIT = 4096
 
 
 class RootCache:
-    def __init__(self, spec: ChainSpec) -> None:
-        self.spec = spec
+    """The judge's roots (:mod:`validator.devnet.judge_roots`), the hot ones memoised."""
+
+    def __init__(self, config: SimulatedChainConfig) -> None:
+        self.judge = JudgeRoots(config)
         self._data_roots: dict[AttestationDataFields, bytes] = {}
         self._attestation_signing_roots: dict[AttestationDataFields, bytes] = {}
         self._sync_signing_roots: dict[tuple[int, bytes], bytes] = {}
@@ -41,7 +38,7 @@ class RootCache:
         if domain is None:
             if len(self._domains) >= _LIMIT:
                 self._domains.clear()
-            domain = get_domain(self.spec, domain_type, epoch)
+            domain = self.judge.domain(domain_type, epoch)
             self._domains[key] = domain
         return domain
 
@@ -50,9 +47,8 @@ class RootCache:
         if root is None:
             if len(self._attestation_signing_roots) >= _LIMIT:
                 self._attestation_signing_roots.clear()
-            root = compute_signing_root_from_object_root(
-                self.attestation_data_root(data),
-                self.domain(DOMAIN_BEACON_ATTESTER, data.target_epoch),
+            root = signing_root(
+                self.attestation_data_root(data), self.domain(BEACON_ATTESTER, data.target_epoch)
             )
             self._attestation_signing_roots[data] = root
         return root
@@ -63,8 +59,6 @@ class RootCache:
         if root is None:
             if len(self._sync_signing_roots) >= _LIMIT:
                 self._sync_signing_roots.clear()
-            # hash_tree_root of an SSZ Root is the root itself.
-            domain = self.domain(DOMAIN_SYNC_COMMITTEE, slot // self.spec.slots_per_epoch)
-            root = compute_signing_root_from_object_root(block_root, domain)
+            root = self.judge.sync_committee_message(slot, block_root)
             self._sync_signing_roots[key] = root
         return root

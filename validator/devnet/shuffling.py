@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 
-from validator.ssz.preset import (
+from validator.consensus.ssz.preset import (
     MAX_COMMITTEES_PER_SLOT,
     SYNC_COMMITTEE_SIZE,
     SYNC_COMMITTEE_SUBNET_COUNT,

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from slashing_protection.durable import write_durably
-from validator.encoding import parse_hex, to_hex
+from validator.consensus.encoding import parse_hex, to_hex
 
 _SEGMENT = re.compile(r"(attestations|blocks)-([0-9]+)\.json\Z")
 

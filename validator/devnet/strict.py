@@ -1,6 +1,6 @@
 """Strict mode: every request and reply of the devnet held to the Beacon API spec.
 
-``validator.openapi_check.StrictServerChecker`` judges each exchange (a
+``validator.devnet.openapi_check.StrictServerChecker`` judges each exchange (a
 non-conforming request is answered 400 before any handler sees it, a
 non-conforming reply is replaced by a 500 naming the violation). On top of it
 every violation is logged as an error and counted in
@@ -15,9 +15,10 @@ from typing import Any
 
 from aiohttp import web
 
+from validator.devnet.api_http import Handler
 from validator.devnet.chain import DevnetChain
-from validator.devnet.server import Handler
-from validator.openapi_check import StrictServerChecker, Violation, load_beacon_api_spec
+from validator.devnet.openapi_check import load_beacon_api_spec
+from validator.devnet.openapi_checkers import StrictServerChecker, Violation
 
 log = logging.getLogger("validator.devnet")
 

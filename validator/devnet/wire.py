@@ -1,6 +1,6 @@
 """Fast readers for the messages that arrive by the thousand: single attestations, sync messages.
 
-``validator.ssz.from_json`` builds remerkleable views, which costs about a
+``validator.consensus.ssz.from_json`` builds remerkleable views, which costs about a
 quarter of a millisecond per attestation; a 10,000-validator devnet receives
 over a thousand per slot. These readers apply the same rules (exact fields,
 decimal integers, fixed-length hex) into plain tuples, and the AttestationData
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from validator.encoding import parse_hex, parse_uint
-from validator.ssz.phase0 import AttestationData, Checkpoint
+from validator.consensus.encoding import parse_hex, parse_uint
+from validator.consensus.ssz.phase0 import AttestationData, Checkpoint
 
 _CHECKPOINT_FIELDS = frozenset({"epoch", "root"})
 _DATA_FIELDS = frozenset({"slot", "index", "beacon_block_root", "source", "target"})

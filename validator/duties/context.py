@@ -1,0 +1,127 @@
+"""What every duty needs (node, signer, chain, clock, duties, settings) and how it reports.
+
+A duty ends with one outcome per validator (``DutyResult``); :func:`report`
+turns them into the duty metrics and one log line per (slot, kind, result).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from validator.beacon import BeaconApiError, BeaconNodeClient, BeaconNodeError, PublishResult
+from validator.consensus.spec import ChainSpec
+from validator.duties.metrics import DUTIES, DUTY_REFUSALS, PUBLISH_DELAY, DutyKind, DutyResult
+from validator.duties.slot_clock import SlotClock
+from validator.duties.tracker import DutyTracker
+from validator.key_settings import ProposerSettings
+from validator.logs import log_duty
+from validator.signing.signer import Signer
+
+
+@dataclass
+class DutyContext:
+    client: BeaconNodeClient
+    signer: Signer
+    chain: ChainSpec
+    clock: SlotClock
+    tracker: DutyTracker
+    settings: ProposerSettings
+
+
+@dataclass(frozen=True)
+class Publication:
+    """How publishing a batch went: one outcome per item, and a detail for the log."""
+
+    results: list[DutyResult]
+    detail: str
+
+    def add_to(
+        self,
+        indices: Sequence[int],
+        outcomes: list[tuple[int, DutyResult]],
+        details: dict[DutyResult, str],
+    ) -> bool:
+        """Append each item's (validator index, outcome); True when any was published."""
+        outcomes.extend(zip(indices, self.results, strict=True))
+        if self.detail:
+            failed = DutyResult.FAILED in self.results
+            details[DutyResult.FAILED if failed else DutyResult.PUBLISHED] = self.detail
+        return DutyResult.PUBLISHED in self.results
+
+
+async def publish(call: Awaitable[PublishResult], count: int) -> Publication:
+    """Await a publication of ``count`` items.
+
+    A pool endpoint answering 400 with ``failures`` took the other items, so only
+    the listed ones failed; any other error means no node took anything.
+    """
+    try:
+        result = await call
+    except BeaconApiError as error:
+        if error.failures:
+            failed = {failure.index for failure in error.failures}
+            return Publication(
+                [
+                    DutyResult.FAILED if position in failed else DutyResult.PUBLISHED
+                    for position in range(count)
+                ],
+                str(error),
+            )
+        return Publication([DutyResult.FAILED] * count, str(error))
+    except BeaconNodeError as error:
+        return Publication([DutyResult.FAILED] * count, str(error))
+    detail = ""
+    if result.errors:
+        detail = "not taken by " + "; ".join(str(error) for error in result.errors)
+    return Publication([DutyResult.PUBLISHED] * count, detail)
+
+
+def refuse(kind: DutyKind, reason: str) -> None:
+    """Count a message the duty loop refused before the signer saw it."""
+    DUTY_REFUSALS.labels(kind.value, reason).inc()
+
+
+def observe_publish_delay(kind: DutyKind, clock: SlotClock, slot: int) -> None:
+    PUBLISH_DELAY.labels(kind.value).observe(max(0.0, clock.seconds_into_slot(slot)))
+
+
+def report(
+    slot: int,
+    kind: DutyKind,
+    outcomes: Iterable[tuple[int, DutyResult]],
+    details: Mapping[DutyResult, str] | None = None,
+    *,
+    skipped_quietly: bool = True,
+) -> None:
+    """Count every validator's outcome and log one line per result.
+
+    ``skipped_quietly`` logs "skipped" (not an aggregator ...) at debug level only.
+    """
+    by_result: dict[DutyResult, list[int]] = defaultdict(list)
+    for index, result in outcomes:
+        by_result[result].append(index)
+        DUTIES.labels(kind.value, result.value).inc()
+    for result, indices in by_result.items():
+        level = {
+            DutyResult.PUBLISHED: logging.INFO,
+            DutyResult.SKIPPED: logging.DEBUG if skipped_quietly else logging.INFO,
+            DutyResult.REFUSED: logging.WARNING,
+            DutyResult.FAILED: logging.ERROR,
+        }[result]
+        log_duty(
+            slot,
+            kind.value,
+            indices,
+            result.value,
+            level=level,
+            detail=(details or {}).get(result, ""),
+        )
+
+
+def outcomes_of(
+    indices: Sequence[int], results: Sequence[DutyResult]
+) -> list[tuple[int, DutyResult]]:
+    return list(zip(indices, results, strict=True))

@@ -1,0 +1,575 @@
+"""The signer: the one path from a message to a signature in the validator client.
+
+Every message kind is signed here, so its domain and signing root are computed
+in one place (``validator.consensus.signing_roots``), and this is the only caller of
+``crypto_backend.sign`` and ``crypto_backend.sign_many``. Blocks and
+attestations are slashable; for them the order is fixed:
+
+1. the signer holds the key (else ``unknown_key``);
+2. checks that need no record: the block's fork, the far-future guard,
+   source not above target, and a signing root the chain's forks allow;
+3. the slashing-protection record judges and durably records the message
+   (one write for a whole attestation batch);
+4. the key is checked again under the key lock, and only then signed.
+
+A message refused or not recorded at any step is not signed. Signing and record
+calls run in threads (they block); docs/signing.md describes the rules.
+
+Why one module of about 600 lines: it is the only path to a signature, and the
+check-record-sign order above must be read, and reviewed, as one piece for
+every kind; the parts that stand alone (keys, guards, types, blocking calls)
+are already their own modules beside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from remerkleable.core import View
+
+import crypto_backend
+from slashing_protection import RecordRefusal, SlashingProtectionError, Verdict
+from slashing_protection.blocking import run_to_completion
+from validator.consensus.signing_roots import (
+    aggregate_and_proof_signing_root,
+    attestation_signing_root,
+    block_signing_root,
+    contribution_and_proof_signing_root,
+    randao_reveal_signing_root,
+    selection_proof_signing_root,
+    sync_committee_message_signing_root,
+    sync_committee_selection_proof_signing_root,
+    validator_registration_signing_root,
+    voluntary_exit_signing_root,
+)
+from validator.consensus.spec import ChainSpec, UnsupportedForkError
+from validator.consensus.ssz import (
+    SignedContributionAndProof,
+    SignedValidatorRegistrationV1,
+    SignedVoluntaryExit,
+    electra,
+)
+from validator.consensus.ssz.blocks import ProducedBlock
+from validator.metrics import (
+    ATTESTATION_BATCH_SECONDS,
+    BLOCK_SIGNING_SECONDS,
+    SIGNATURE_REFUSALS,
+    SIGNATURES,
+)
+from validator.signing.guards import (
+    DEFAULT_FAR_FUTURE_MARGIN_EPOCHS,
+    check_attestation_epochs,
+    check_block_slot,
+    wall_clock_epoch,
+)
+from validator.signing.keys import KeyHold, SigningKeys
+from validator.signing.types import (
+    AttestationRequest,
+    Refusal,
+    RefusalReason,
+    SignedBlock,
+    SigningKind,
+    SigningRefusedError,
+    SigningResult,
+    SyncSelectionRequest,
+)
+
+log = logging.getLogger("validator.signer")
+
+
+class SlashingRecord(Protocol):
+    """What the signer uses of ``slashing_protection.SlashingProtection`` (blocking calls)."""
+
+    def block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
+
+    def record_block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
+
+    def record_attestations_verdicts(
+        self, items: Sequence[tuple[bytes, int, int]]
+    ) -> list[Verdict]: ...
+
+
+# The record's reason for a refusal, as the signer reports it.
+_RECORD_REFUSALS = {
+    RecordRefusal.NOT_REGISTERED: Refusal(
+        RefusalReason.NOT_REGISTERED, "the slashing-protection record has no entry for this key"
+    ),
+    RecordRefusal.WRITE_FAILED: Refusal(
+        RefusalReason.RECORD_WRITE_FAILED, "the slashing-protection record could not be written"
+    ),
+    RecordRefusal.SLASHABLE: Refusal(
+        RefusalReason.SLASHABLE, "the slashing-protection record refuses it"
+    ),
+}
+
+
+def _refused_by_record(verdict: Verdict) -> Refusal | None:
+    return None if verdict.reason is None else _RECORD_REFUSALS[verdict.reason]
+
+
+def _sign_grouped(groups: Mapping[bytes, Sequence[int]]) -> dict[bytes, list[bytes]]:
+    """One ``sign_many`` per distinct signing root (the message is hashed to G2 once)."""
+    return {root: crypto_backend.sign_many(list(sks), root) for root, sks in groups.items()}
+
+
+@dataclass(frozen=True)
+class _JudgedData:
+    """One AttestationData's checks and signing root, shared by every key attesting to it."""
+
+    slot: int
+    source: int
+    target: int
+    signing_root: bytes
+    refusal: Refusal | None
+
+
+class Signer:
+    """The async signing service (see the module docstring).
+
+    ``record`` is the open ``SlashingProtection`` of the validators directory;
+    ``clock`` gives Unix seconds (the far-future guard's wall clock).
+    """
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        record: SlashingRecord,
+        *,
+        far_future_margin_epochs: int = DEFAULT_FAR_FUTURE_MARGIN_EPOCHS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if far_future_margin_epochs < 0:
+            raise ValueError("far_future_margin_epochs must be 0 or more")
+        self.chain = chain
+        self.far_future_margin_epochs = far_future_margin_epochs
+        self._record = record
+        self._clock = clock
+        self._keys = SigningKeys()
+
+    # ------------------------------------------------------------------ keys
+
+    async def add_keys(self, keys: Mapping[bytes, int]) -> None:
+        """Hold these decrypted keys (pubkey -> secret); KeyMismatchError if one is not its key's.
+
+        Adding a key does not register it in the slashing-protection record:
+        without an entry there, its blocks and attestations are refused.
+        """
+        await self._keys.add(keys)
+
+    async def remove_keys(self, pubkeys: Iterable[bytes]) -> list[bytes]:
+        """Stop signing with these keys; returns the removed ones once nothing signs with them."""
+        return await self._keys.remove(pubkeys)
+
+    def pubkeys(self) -> list[bytes]:
+        return self._keys.pubkeys()
+
+    def has_key(self, pubkey: bytes) -> bool:
+        return pubkey in self._keys
+
+    # ------------------------------------------------------------------ blocks
+
+    async def check_block(self, pubkey: bytes, slot: int) -> Refusal | None:
+        """Would a block at ``slot`` be refused? Records nothing; None when it would not.
+
+        The duty loop calls this before asking a beacon node for a block at all.
+        A refusal here is logged and counted like a refused signature.
+        """
+        refusal = self._block_precheck(pubkey, slot)
+        if refusal is None:
+            try:
+                verdict = await run_to_completion(self._record.block_verdict, pubkey, slot)
+                refusal = _refused_by_record(verdict)
+            except SlashingProtectionError as error:
+                refusal = Refusal(RefusalReason.RECORD_UNAVAILABLE, str(error))
+        if refusal is not None:
+            self._refused(SigningKind.BLOCK, [pubkey], refusal, f"slot {slot}")
+        return refusal
+
+    async def block_allowed(self, pubkey: bytes, slot: int) -> bool:
+        """``check_block`` as a yes/no."""
+        return await self.check_block(pubkey, slot) is None
+
+    async def sign_block(self, pubkey: bytes, produced: ProducedBlock) -> SignedBlock:
+        """Check, record, then sign a (blinded) block; SigningRefusedError when refused."""
+        kind = SigningKind.BLINDED_BLOCK if produced.blinded else SigningKind.BLOCK
+        started = time.perf_counter()
+        slot = int(produced.block.slot)
+        async with self._keys.hold([pubkey]) as hold:
+            refusal = self._block_precheck(pubkey, slot, hold)
+            root = b""
+            if refusal is None:
+                refusal = self._block_fork_check(produced, slot)
+            if refusal is None:
+                root = block_signing_root(self.chain, produced.block)
+                refusal = await self._record_block(pubkey, slot)
+            if refusal is not None:
+                self._refused(kind, [pubkey], refusal, f"slot {slot}")
+                raise SigningRefusedError(kind, pubkey, refusal)
+            signature = await self._sign_held(kind, hold, pubkey, root, f"slot {slot}")
+        BLOCK_SIGNING_SECONDS.observe(time.perf_counter() - started)
+        return SignedBlock(
+            signature=signature, signing_root=root, signed=produced.signed(signature)
+        )
+
+    def _block_precheck(
+        self, pubkey: bytes, slot: int, hold: KeyHold | None = None
+    ) -> Refusal | None:
+        known = hold.holds(pubkey) if hold is not None else self.has_key(pubkey)
+        if not known:
+            return Refusal(RefusalReason.UNKNOWN_KEY, "the signer does not hold this key")
+        refusal = check_block_slot(self.chain, slot, self._clock(), self.far_future_margin_epochs)
+        if refusal is not None:
+            return refusal
+        try:
+            self.chain.fork_at(self.chain.epoch_at_slot(slot))
+        except UnsupportedForkError as error:
+            return Refusal(RefusalReason.UNSUPPORTED_FORK, str(error))
+        return None
+
+    def _block_fork_check(self, produced: ProducedBlock, slot: int) -> Refusal | None:
+        expected = self.chain.fork_name_at(self.chain.epoch_at_slot(slot))
+        if produced.fork is not expected:
+            return Refusal(
+                RefusalReason.WRONG_FORK,
+                f"a {produced.fork.value} block for slot {slot}, where the chain is in "
+                f"{expected.value}",
+            )
+        return None
+
+    async def _record_block(self, pubkey: bytes, slot: int) -> Refusal | None:
+        try:
+            verdict = await run_to_completion(self._record.record_block_verdict, pubkey, slot)
+            return _refused_by_record(verdict)
+        except SlashingProtectionError as error:
+            return Refusal(RefusalReason.RECORD_UNAVAILABLE, str(error))
+
+    # ------------------------------------------------------------------ attestations
+
+    async def sign_attestations(
+        self, requests: Sequence[AttestationRequest]
+    ) -> list[SigningResult]:
+        """Sign a batch of attestations (normally one slot's, for all keys); one result each.
+
+        Every item is checked, the allowed ones are judged and recorded in one
+        ``record_attestations`` call (one durable write), and only the recorded
+        ones are signed, with one ``sign_many`` per distinct AttestationData.
+        """
+        kind = SigningKind.ATTESTATION
+        started = time.perf_counter()
+        now = self._clock()
+        results: list[SigningResult | None] = [None] * len(requests)
+        # A slot's keys mostly attest to one AttestationData: judge each distinct one once.
+        judged: dict[bytes, _JudgedData] = {}
+        async with self._keys.hold(request.pubkey for request in requests) as hold:
+            candidates: list[tuple[int, _JudgedData]] = []
+            for index, request in enumerate(requests):
+                data_root = bytes(request.data.hash_tree_root())
+                verdict = judged.get(data_root)
+                if verdict is None:
+                    verdict = judged[data_root] = self._judge_attestation_data(request.data, now)
+                refusal = verdict.refusal
+                if not hold.holds(request.pubkey):
+                    refusal = Refusal(
+                        RefusalReason.UNKNOWN_KEY, "the signer does not hold this key"
+                    )
+                if refusal is None:
+                    candidates.append((index, verdict))
+                else:
+                    results[index] = SigningResult(request.pubkey, refusal=refusal)
+            recorded = await self._record_attestations(requests, candidates, results)
+            signed = await self._sign_batch_held(
+                kind,
+                hold,
+                [(requests[index].pubkey, verdict.signing_root) for index, verdict in recorded],
+            )
+            for (index, _), result in zip(recorded, signed, strict=True):
+                results[index] = result
+        final = [result for result in results if result is not None]
+        assert len(final) == len(requests)
+        slots = sorted({verdict.slot for verdict in judged.values()})
+        self._log_batch_refusals(kind, final, "slot " + ", ".join(map(str, slots)))
+        ATTESTATION_BATCH_SECONDS.observe(time.perf_counter() - started)
+        return final
+
+    def _judge_attestation_data(self, data: View, now: float) -> _JudgedData:
+        """The checks that depend on the AttestationData alone, and its signing root."""
+        slot, source, target = int(data.slot), int(data.source.epoch), int(data.target.epoch)
+        refusal = check_attestation_epochs(
+            self.chain, source, target, now, self.far_future_margin_epochs
+        )
+        signing_root = b""
+        if refusal is None:
+            try:
+                signing_root = attestation_signing_root(self.chain, data)
+            except UnsupportedForkError as error:
+                refusal = Refusal(RefusalReason.UNSUPPORTED_FORK, str(error))
+        return _JudgedData(slot, source, target, signing_root, refusal)
+
+    async def _record_attestations(
+        self,
+        requests: Sequence[AttestationRequest],
+        candidates: list[tuple[int, _JudgedData]],
+        results: list[SigningResult | None],
+    ) -> list[tuple[int, _JudgedData]]:
+        """Record the candidates in one call; fill refusals into ``results``; the recorded."""
+        if not candidates:
+            return []
+        items = [
+            (requests[index].pubkey, verdict.source, verdict.target)
+            for index, verdict in candidates
+        ]
+        try:
+            verdicts = await run_to_completion(self._record.record_attestations_verdicts, items)
+        except SlashingProtectionError as error:
+            unavailable = Refusal(RefusalReason.RECORD_UNAVAILABLE, str(error))
+            for index, _ in candidates:
+                results[index] = SigningResult(requests[index].pubkey, refusal=unavailable)
+            return []
+        recorded = []
+        for candidate, verdict in zip(candidates, verdicts, strict=True):
+            refusal = _refused_by_record(verdict)
+            if refusal is None:
+                recorded.append(candidate)
+            else:
+                index = candidate[0]
+                results[index] = SigningResult(requests[index].pubkey, refusal=refusal)
+        return recorded
+
+    # ------------------------------------------------------------------ not slashable, one key
+
+    async def sign_randao_reveal(self, pubkey: bytes, epoch: int) -> bytes:
+        return await self._sign_one(
+            SigningKind.RANDAO_REVEAL, pubkey, lambda: randao_reveal_signing_root(self.chain, epoch)
+        )
+
+    async def sign_selection_proof(self, pubkey: bytes, slot: int) -> bytes:
+        """The attestation aggregator selection proof for ``slot``."""
+        return await self._sign_one(
+            SigningKind.SELECTION_PROOF,
+            pubkey,
+            lambda: selection_proof_signing_root(self.chain, slot),
+        )
+
+    async def sign_sync_committee_message(
+        self, pubkey: bytes, slot: int, beacon_block_root: bytes
+    ) -> bytes:
+        return await self._sign_one(
+            SigningKind.SYNC_COMMITTEE_MESSAGE,
+            pubkey,
+            lambda: sync_committee_message_signing_root(self.chain, slot, beacon_block_root),
+        )
+
+    async def sign_sync_committee_selection_proof(
+        self, pubkey: bytes, slot: int, subcommittee_index: int
+    ) -> bytes:
+        return await self._sign_one(
+            SigningKind.SYNC_COMMITTEE_SELECTION_PROOF,
+            pubkey,
+            lambda: sync_committee_selection_proof_signing_root(
+                self.chain, slot, subcommittee_index
+            ),
+        )
+
+    async def sign_aggregate_and_proof(self, pubkey: bytes, aggregate_and_proof: View) -> View:
+        """An ``electra.AggregateAndProof``; returns the ``electra.SignedAggregateAndProof``."""
+        signature = await self._sign_one(
+            SigningKind.AGGREGATE_AND_PROOF,
+            pubkey,
+            lambda: aggregate_and_proof_signing_root(self.chain, aggregate_and_proof),
+        )
+        return electra.SignedAggregateAndProof(message=aggregate_and_proof, signature=signature)
+
+    async def sign_contribution_and_proof(
+        self, pubkey: bytes, contribution_and_proof: View
+    ) -> SignedContributionAndProof:
+        signature = await self._sign_one(
+            SigningKind.CONTRIBUTION_AND_PROOF,
+            pubkey,
+            lambda: contribution_and_proof_signing_root(self.chain, contribution_and_proof),
+        )
+        return SignedContributionAndProof(message=contribution_and_proof, signature=signature)
+
+    async def sign_voluntary_exit(self, pubkey: bytes, voluntary_exit: View) -> SignedVoluntaryExit:
+        """Signed under EIP-7044's rule, with the wall clock's epoch as the current one."""
+        current_epoch = max(0, wall_clock_epoch(self.chain, self._clock()))
+        signature = await self._sign_one(
+            SigningKind.VOLUNTARY_EXIT,
+            pubkey,
+            lambda: voluntary_exit_signing_root(
+                self.chain, voluntary_exit, current_epoch=current_epoch
+            ),
+        )
+        return SignedVoluntaryExit(message=voluntary_exit, signature=signature)
+
+    async def sign_validator_registration(
+        self, pubkey: bytes, registration: View
+    ) -> SignedValidatorRegistrationV1:
+        signature = await self._sign_one(
+            SigningKind.VALIDATOR_REGISTRATION,
+            pubkey,
+            lambda: validator_registration_signing_root(self.chain, registration),
+        )
+        return SignedValidatorRegistrationV1(message=registration, signature=signature)
+
+    # ------------------------------------------------------------------ not slashable, batches
+
+    async def sign_selection_proofs(
+        self, slot: int, pubkeys: Sequence[bytes]
+    ) -> list[SigningResult]:
+        """Every key's aggregator selection proof for ``slot`` (one shared root)."""
+        root = selection_proof_signing_root(self.chain, slot)
+        return await self._sign_batch(
+            SigningKind.SELECTION_PROOF, [(pubkey, root) for pubkey in pubkeys]
+        )
+
+    async def sign_sync_committee_messages(
+        self, slot: int, beacon_block_root: bytes, pubkeys: Sequence[bytes]
+    ) -> list[SigningResult]:
+        """Every sync committee member's message for ``slot`` (one shared root)."""
+        root = sync_committee_message_signing_root(self.chain, slot, beacon_block_root)
+        return await self._sign_batch(
+            SigningKind.SYNC_COMMITTEE_MESSAGE, [(pubkey, root) for pubkey in pubkeys]
+        )
+
+    async def sign_sync_committee_selection_proofs(
+        self, requests: Sequence[SyncSelectionRequest]
+    ) -> list[SigningResult]:
+        roots: dict[tuple[int, int], bytes] = {}
+        jobs = []
+        for request in requests:
+            key = (request.slot, request.subcommittee_index)
+            if key not in roots:
+                roots[key] = sync_committee_selection_proof_signing_root(self.chain, *key)
+            jobs.append((request.pubkey, roots[key]))
+        return await self._sign_batch(SigningKind.SYNC_COMMITTEE_SELECTION_PROOF, jobs)
+
+    async def sign_validator_registrations(
+        self, registrations: Sequence[View]
+    ) -> list[SigningResult]:
+        """ValidatorRegistrationV1 messages, each signed by the key it names."""
+        jobs = [
+            (
+                bytes(registration.pubkey),
+                validator_registration_signing_root(self.chain, registration),
+            )
+            for registration in registrations
+        ]
+        return await self._sign_batch(SigningKind.VALIDATOR_REGISTRATION, jobs)
+
+    # ------------------------------------------------------------------ signing
+
+    async def _sign_one(
+        self, kind: SigningKind, pubkey: bytes, signing_root: Callable[[], bytes]
+    ) -> bytes:
+        async with self._keys.hold([pubkey]) as hold:
+            refusal = None
+            if not hold.holds(pubkey):
+                refusal = Refusal(RefusalReason.UNKNOWN_KEY, "the signer does not hold this key")
+            else:
+                try:
+                    root = signing_root()
+                except UnsupportedForkError as error:
+                    refusal = Refusal(RefusalReason.UNSUPPORTED_FORK, str(error))
+            if refusal is not None:
+                self._refused(kind, [pubkey], refusal)
+                raise SigningRefusedError(kind, pubkey, refusal)
+            return await self._sign_held(kind, hold, pubkey, root)
+
+    async def _sign_held(
+        self, kind: SigningKind, hold: KeyHold, pubkey: bytes, root: bytes, what: str = ""
+    ) -> bytes:
+        """Sign ``root`` with one held key, if it is still in the ring."""
+        secret = (await hold.secrets([pubkey])).get(pubkey)
+        if secret is None:
+            refusal = Refusal(RefusalReason.KEY_REMOVED, "the key was removed before signing")
+            self._refused(kind, [pubkey], refusal, what)
+            raise SigningRefusedError(kind, pubkey, refusal)
+        signature = await run_to_completion(crypto_backend.sign, secret, root)
+        SIGNATURES.labels(kind.value).inc()
+        return signature
+
+    async def _sign_batch(
+        self, kind: SigningKind, jobs: Sequence[tuple[bytes, bytes]]
+    ) -> list[SigningResult]:
+        """Sign (pubkey, signing root) jobs that need no record; one result per job."""
+        async with self._keys.hold(pubkey for pubkey, _ in jobs) as hold:
+            results: list[SigningResult | None] = [None] * len(jobs)
+            known = []
+            for index, (pubkey, _) in enumerate(jobs):
+                if hold.holds(pubkey):
+                    known.append(index)
+                else:
+                    results[index] = SigningResult(
+                        pubkey,
+                        refusal=Refusal(
+                            RefusalReason.UNKNOWN_KEY, "the signer does not hold this key"
+                        ),
+                    )
+            signed = await self._sign_batch_held(kind, hold, [jobs[index] for index in known])
+            for index, result in zip(known, signed, strict=True):
+                results[index] = result
+        final = [result for result in results if result is not None]
+        self._log_batch_refusals(kind, final)
+        return final
+
+    async def _sign_batch_held(
+        self, kind: SigningKind, hold: KeyHold, jobs: Sequence[tuple[bytes, bytes]]
+    ) -> list[SigningResult]:
+        """Sign held (pubkey, root) jobs grouped by root; keys removed meanwhile are refused."""
+        if not jobs:
+            return []
+        secrets = await hold.secrets(pubkey for pubkey, _ in jobs)
+        groups: dict[bytes, list[int]] = defaultdict(list)
+        members: dict[bytes, list[int]] = defaultdict(list)
+        for index, (pubkey, root) in enumerate(jobs):
+            secret = secrets.get(pubkey)
+            if secret is not None:
+                groups[root].append(secret)
+                members[root].append(index)
+        signatures = await run_to_completion(_sign_grouped, groups) if groups else {}
+        results: list[SigningResult] = [
+            SigningResult(
+                pubkey,
+                refusal=Refusal(RefusalReason.KEY_REMOVED, "the key was removed before signing"),
+            )
+            for pubkey, _ in jobs
+        ]
+        for root, indices in members.items():
+            for index, signature in zip(indices, signatures[root], strict=True):
+                results[index] = SigningResult(jobs[index][0], signature=signature)
+        made = sum(len(indices) for indices in members.values())
+        if made:
+            SIGNATURES.labels(kind.value).inc(made)
+        return results
+
+    # ------------------------------------------------------------------ refusals
+
+    def _refused(
+        self, kind: SigningKind, pubkeys: Sequence[bytes], refusal: Refusal, what: str = ""
+    ) -> None:
+        SIGNATURE_REFUSALS.labels(kind.value, refusal.reason.value).inc(len(pubkeys))
+        subject = f" ({what})" if what else ""
+        log.warning(
+            "refused to sign %s%s with %s: %s",
+            kind.value,
+            subject,
+            ", ".join(f"0x{pubkey.hex()[:12]}" for pubkey in pubkeys[:3])
+            + (f" and {len(pubkeys) - 3} more" if len(pubkeys) > 3 else ""),
+            refusal,
+        )
+
+    def _log_batch_refusals(
+        self, kind: SigningKind, results: Sequence[SigningResult], what: str = ""
+    ) -> None:
+        """Count every refusal of a batch and log once per distinct reason and detail."""
+        by_refusal: dict[Refusal, list[bytes]] = defaultdict(list)
+        for result in results:
+            if result.refusal is not None:
+                by_refusal[result.refusal].append(result.pubkey)
+        for refusal, pubkeys in by_refusal.items():
+            self._refused(kind, pubkeys, refusal, what)
