@@ -27,17 +27,27 @@ def open_record(
     *,
     register: Iterable[bytes] = (),
     create: bool = False,
+    missing_hint: str | None = None,
 ) -> SlashingProtectionRecord:
-    """`SlashingProtection.open` for a directory, `PostgresSlashingProtection.open` for a URL."""
+    """`SlashingProtection.open` for a directory, `PostgresSlashingProtection.open` for a URL
+    (the same arguments; `missing_hint` is the caller's advice when there is no record)."""
     if is_database_url(location):
         from slashing_protection.postgres import PostgresSlashingProtection
 
         assert isinstance(location, str)
         return PostgresSlashingProtection.open(
-            location, genesis_validators_root, register=register, create=create
+            location,
+            genesis_validators_root,
+            register=register,
+            create=create,
+            missing_hint=missing_hint,
         )
     return SlashingProtection.open(
-        location, genesis_validators_root, register=register, create=create
+        location,
+        genesis_validators_root,
+        register=register,
+        create=create,
+        missing_hint=missing_hint,
     )
 
 

@@ -2,7 +2,10 @@
 
 `SlashingProtection` (the file record of one validators directory) and
 `PostgresSlashingProtection` (the record several hosts share) both satisfy it, so the
-signer, the Keymanager API and the CLI cannot tell them apart.
+signer (`validator.signing.signer.SlashingRecord`), the Keymanager API
+(`keymanager.api.KeymanagerRecord`) and the CLI use this one protocol and cannot tell them
+apart. The `_verdict` methods answer why a message was refused (`slashing_protection.Verdict`);
+the bool methods are their `allowed`.
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Protocol
 
-from slashing_protection.interchange import InterchangeSource, Progress
+from slashing_protection.interchange import InterchangeSource, ParsedInterchange, Progress
 from slashing_protection.rule import Watermark
+from slashing_protection.verdict import Verdict
 
 
 class SlashingProtectionRecord(Protocol):
@@ -32,16 +36,26 @@ class SlashingProtectionRecord(Protocol):
 
     def block_allowed(self, pubkey: bytes, slot: int) -> bool: ...
 
+    def block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
+
     def attestation_allowed(self, pubkey: bytes, source: int, target: int) -> bool: ...
+
+    def attestation_verdict(self, pubkey: bytes, source: int, target: int) -> Verdict: ...
 
     def record_block(self, pubkey: bytes, slot: int) -> bool: ...
 
+    def record_block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
+
     def record_attestations(self, items: Sequence[tuple[bytes, int, int]]) -> list[bool]: ...
+
+    def record_attestations_verdicts(
+        self, items: Sequence[tuple[bytes, int, int]]
+    ) -> list[Verdict]: ...
 
     def register(self, pubkeys: Iterable[bytes]) -> None: ...
 
     def import_interchange(
-        self, data: InterchangeSource, *, progress: Progress | None = None
+        self, data: InterchangeSource | ParsedInterchange, *, progress: Progress | None = None
     ) -> frozenset[bytes]: ...
 
     def export_interchange(self, pubkeys: Iterable[bytes] | None = None) -> bytes: ...

@@ -46,6 +46,7 @@ from slashing_protection.interchange import (
     PUBKEY_BYTES,
     ROOT_BYTES,
     InterchangeSource,
+    ParsedInterchange,
     Progress,
     parse_interchange,
     render_entry_end,
@@ -59,6 +60,7 @@ from slashing_protection.postgres.migrations import (
     apply_migrations,
     check_version,
 )
+from slashing_protection.record import DEFAULT_MISSING_HINT
 from slashing_protection.rule import (
     NEVER,
     UINT64_MAX,
@@ -68,13 +70,19 @@ from slashing_protection.rule import (
     block_allowed,
     is_uint64,
 )
+from slashing_protection.verdict import (
+    ALLOWED,
+    NOT_REGISTERED,
+    SLASHABLE,
+    WRITE_FAILED,
+    Verdict,
+)
 
 log = logging.getLogger("slashing_protection")
 
 Connection = psycopg.Connection[Any]
 T = TypeVar("T")
 
-INIT_FLAG = "--init-slashing-protection"
 _RETRIES = 5
 _RECONNECT_PAUSE = 1.0  # seconds between connection attempts while the database is away
 # Stands for "no record" in the column comparisons (as in the file record): no uint64
@@ -305,8 +313,9 @@ class _Locked:
 class PostgresSlashingProtection:
     """The minimal EIP-3076 record in a PostgreSQL database (see the module docstring).
 
-    The same methods as `slashing_protection.SlashingProtection`; all block (callers in
-    asyncio use `asyncio.to_thread`) and are serialised on the object's one connection.
+    The same methods as `slashing_protection.SlashingProtection`, verdicts included; all
+    block (callers in asyncio use `slashing_protection.blocking.run_to_completion`) and are
+    serialised on the object's one connection.
     """
 
     def __init__(self, url: str, connection: Connection, root: bytes | None) -> None:
@@ -335,19 +344,22 @@ class PostgresSlashingProtection:
         *,
         register: Iterable[bytes] = (),
         create: bool = False,
+        missing_hint: str | None = None,
     ) -> PostgresSlashingProtection:
         """Connect, check the schema and the chain, and register keys (as the file record).
 
         The first open that registers keys (or has `create`) names the database's chain;
         afterwards another chain is refused. A database without a chain and nothing to
-        register is refused as a missing record.
+        register is refused as a missing record, with `missing_hint` as the caller's advice
+        for keys that never signed (by default the file record's `DEFAULT_MISSING_HINT`).
         """
         if type(genesis_validators_root) is not bytes or len(genesis_validators_root) != ROOT_BYTES:
             raise ValueError(f"genesis_validators_root must be {ROOT_BYTES} bytes")
         keys = [_check_pubkey(pubkey) for pubkey in register]
         record = cls._connected(url)
         try:
-            record._name_chain(genesis_validators_root, keys, create)
+            hint = DEFAULT_MISSING_HINT if missing_hint is None else missing_hint
+            record._name_chain(genesis_validators_root, keys, create, hint)
         except BaseException:
             record.close()
             raise
@@ -375,7 +387,7 @@ class PostgresSlashingProtection:
             raise
         return cls(url, connection, root)
 
-    def _name_chain(self, root: bytes, keys: list[bytes], create: bool) -> None:
+    def _name_chain(self, root: bytes, keys: list[bytes], create: bool, hint: str) -> None:
         def work(connection: Connection) -> None:
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (ADVISORY_LOCK_KEY,))
             named = _read_chain(connection)
@@ -383,9 +395,8 @@ class PostgresSlashingProtection:
                 if not keys and not create:
                     raise RecordMissingError(
                         f"the slashing-protection database {self.where} holds no record yet; "
-                        f"if these keys have never signed anywhere, start once with "
-                        f"{INIT_FLAG}; to bring their history, run 'slashing-protection "
-                        "import FILE --slashing-protection-db URL' first"
+                        f"{hint}; to bring their history, run 'slashing-protection import "
+                        "FILE --slashing-protection-db URL' first"
                     )
                 connection.execute(
                     "INSERT INTO slashing_protection_chain (genesis_validators_root) "
@@ -600,107 +611,168 @@ class PostgresSlashingProtection:
             )
         return [bytes(row[0]) for row in rows]
 
-    def _read_one(self, pubkey: bytes) -> tuple[int, int, int] | None:
-        """A key's (slot, source, target) from the database, None when it has no row, or
-        from this process's memory when the database is unreachable (pre-checks only: they
-        record nothing, and the recording call fails closed on its own)."""
+    def _read_one(self, pubkey: bytes) -> tuple[int, int, int] | Verdict:
+        """A key's (slot, source, target) to judge against, or the refusal when there is
+        none: `NOT_REGISTERED` for a key without a row, `SLASHABLE` for a row below what
+        this process has seen (rolled back; the recording call raises the alarm). While the
+        database is unreachable the values come from this process's memory (pre-checks
+        only: they record nothing, and the recording call fails closed on its own), and a
+        key it never saw answers `WRITE_FAILED`, what recording it would answer."""
         try:
             row = self._transaction(
                 lambda c: c.execute(_READ_ONE, (pubkey,)).fetchone(), "read a key"
             )
         except SlashingProtectionError:
             if pubkey not in self._seen_slot:
-                return None
+                return WRITE_FAILED
             return (
                 self._seen_slot[pubkey],
                 self._seen_source[pubkey],
                 self._seen_target[pubkey],
             )
         if row is None:
-            return None
+            return NOT_REGISTERED
         slot, source, target = row
         if (
             slot < self._seen_slot.get(pubkey, NEVER)
             or source < self._seen_source.get(pubkey, NEVER)
             or target < self._seen_target.get(pubkey, NEVER)
         ):
-            return None  # rolled back: judged refused (the recording call raises the alarm)
+            return SLASHABLE
         self._seen(pubkey, slot, source, target)
         return slot, source, target
 
     def contains(self, pubkey: bytes) -> bool:
         with self._mutex:
             self._check_open()
-            return self._read_one(pubkey) is not None or pubkey in self._seen_slot
+            return type(self._read_one(pubkey)) is tuple or pubkey in self._seen_slot
 
     def watermark(self, pubkey: bytes) -> Watermark | None:
         """What the record holds for a key, or None when it has no entry."""
         with self._mutex:
             self._check_open()
             row = self._read_one(pubkey)
-        if row is None:
+        if isinstance(row, Verdict):
             return None
         return Watermark(*(None if value == NEVER else value for value in row))
 
     def block_allowed(self, pubkey: bytes, slot: int) -> bool:
         """Would record_block allow this? Records nothing (the signer's cheap pre-check)."""
+        return self.block_verdict(pubkey, slot).allowed
+
+    def block_verdict(self, pubkey: bytes, slot: int) -> Verdict:
+        """`block_allowed` with the reason of a refusal. Records nothing."""
         _check_uint64(slot, "slot")
         with self._mutex:
             self._check_open()
             row = self._read_one(pubkey)
-        return row is not None and block_allowed(row[0], slot)
+        if isinstance(row, Verdict):
+            return row
+        return ALLOWED if block_allowed(last_slot=row[0], slot=slot) else SLASHABLE
 
     def attestation_allowed(self, pubkey: bytes, source: int, target: int) -> bool:
         """Would record_attestations allow this one? Records nothing."""
+        return self.attestation_verdict(pubkey, source, target).allowed
+
+    def attestation_verdict(self, pubkey: bytes, source: int, target: int) -> Verdict:
+        """`attestation_allowed` with the reason of a refusal. Records nothing."""
         _check_uint64(source, "source")
         _check_uint64(target, "target")
         with self._mutex:
             self._check_open()
             row = self._read_one(pubkey)
-        return row is not None and attestation_allowed(row[1], row[2], source, target)
+        if isinstance(row, Verdict):
+            return row
+        allowed = attestation_allowed(
+            last_source=row[1], last_target=row[2], source=source, target=target
+        )
+        return ALLOWED if allowed else SLASHABLE
 
     # ------------------------------------------------------------------ recording
 
     def record_block(self, pubkey: bytes, slot: int) -> bool:
         """True only when the block is allowed and its record committed; False otherwise."""
+        return self.record_block_verdict(pubkey, slot).allowed
+
+    def record_block_verdict(self, pubkey: bytes, slot: int) -> Verdict:
+        """`record_block` with the reason of a refusal: allowed only once committed.
+
+        A key without a row is `NOT_REGISTERED`; a slot the rule refuses, or a key whose
+        row was rolled back below what this process saw (the alarm), `SLASHABLE`; an
+        allowed block whose transaction fails (or a database that cannot be reached, so
+        nothing could be judged) `WRITE_FAILED`.
+        """
         _check_pubkey(pubkey)
         _check_uint64(slot, "slot")
         outcome: list[Any] = []
 
-        def work(connection: Connection) -> bool:
+        def work(connection: Connection) -> Verdict:
+            outcome.clear()  # a retried attempt judges afresh
             locked = _Locked(connection.execute(_LOCK_ROWS, _keys_param([pubkey])).fetchone())
             lowered = self._rolled_back(locked)
-            outcome[:] = [locked, lowered]
             last = locked.slot.get(pubkey)
-            if last is None or lowered:
-                return False
-            if not block_allowed(last, slot):
-                return False
-            connection.execute(_RAISE_BLOCK, (slot, pubkey))
-            return True
+            if last is None:
+                verdict = NOT_REGISTERED
+            elif lowered or not block_allowed(last_slot=last, slot=slot):
+                verdict = SLASHABLE
+            else:
+                connection.execute(_RAISE_BLOCK, (slot, pubkey))
+                verdict = ALLOWED
+            outcome[:] = [locked, lowered, verdict]
+            return verdict
 
         with self._mutex:
             self._check_open()
             started = time.perf_counter()
             try:
-                allowed = self._transaction(work, "record a block")
+                verdict = self._transaction(work, "record a block")
             except SlashingProtectionError:
                 WRITE_FAILURES.inc()
-                return False
+                # A refusal judged under the lock stays a refusal; nothing else is recorded.
+                judged = outcome[2] if outcome else ALLOWED
+                return WRITE_FAILED if judged.allowed else judged
             finally:
                 WRITE_SECONDS.observe(time.perf_counter() - started)
-            locked, lowered = outcome
+            locked, lowered, _ = outcome
             self._remember(locked, lowered)
-            if allowed:
+            if verdict.allowed:
                 self._seen(pubkey, slot, NEVER, NEVER)
-            return allowed
+            return verdict
 
     def record_attestations(self, items: Sequence[tuple[bytes, int, int]]) -> list[bool]:
         """Judge a batch of (pubkey, source, target) and record the allowed ones in one
         transaction; a key named twice is judged against its earlier verdict. When the
         transaction fails every item answers False and nothing changes."""
+        allowed, committed, _, _ = self._record_batch(items)
+        return allowed if committed else [False] * len(allowed)
+
+    def record_attestations_verdicts(
+        self, items: Sequence[tuple[bytes, int, int]]
+    ) -> list[Verdict]:
+        """`record_attestations` with the reason of each refusal, as the file record gives
+        them: `NOT_REGISTERED` for a key without a row, `SLASHABLE` for one the rule (or the
+        rollback alarm) refuses, `WRITE_FAILED` for an allowed item whose transaction
+        failed, and for every item when the database could not be reached to judge them."""
+        allowed, committed, pubkeys, known = self._record_batch(items)
+        if committed and all(allowed):
+            return [ALLOWED] * len(allowed)
+        if known is None:  # never judged: the transaction failed before its verdicts
+            return [WRITE_FAILED] * len(allowed)
+        passed = ALLOWED if committed else WRITE_FAILED
+        return [
+            passed if ok else SLASHABLE if pubkey in known else NOT_REGISTERED
+            for pubkey, ok in zip(pubkeys, allowed, strict=True)
+        ]
+
+    def _record_batch(
+        self, items: Sequence[tuple[bytes, int, int]]
+    ) -> tuple[list[bool], bool, list[bytes], dict[bytes, int] | None]:
+        """Judge a batch and record its allowed items in one transaction. Answers, per item,
+        whether the rule allows it (all False when it could not be judged); whether the
+        transaction committed; the items' keys; and the keys that have a row (None when the
+        batch was never judged)."""
         if not items:
-            return []
+            return [], True, [], {}
         try:
             pubkeys = [pubkey for pubkey, _, _ in items]  # raises unless each is a triple
             sources = list(map(_second, items))
@@ -715,6 +787,7 @@ class PostgresSlashingProtection:
         outcome: list[Any] = []
 
         def work(connection: Connection) -> list[bool]:
+            outcome.clear()  # a retried attempt judges afresh
             locked = _Locked(connection.execute(_LOCK_ROWS, keys_param).fetchone())
             lowered = self._rolled_back(locked)
             verdicts, changed, new_sources, new_targets = _judge(
@@ -729,7 +802,7 @@ class PostgresSlashingProtection:
                         "targets": _numbers(new_targets),
                     },
                 )
-            outcome[:] = [locked, lowered, changed, new_sources, new_targets]
+            outcome[:] = [locked, lowered, changed, new_sources, new_targets, verdicts]
             return verdicts
 
         with self._mutex:
@@ -739,14 +812,16 @@ class PostgresSlashingProtection:
                 verdicts = self._transaction(work, "record attestations")
             except SlashingProtectionError:
                 WRITE_FAILURES.inc()
-                return [False] * len(items)
+                if outcome:
+                    return outcome[5], False, pubkeys, outcome[0].slot
+                return [False] * len(items), False, pubkeys, None
             finally:
                 WRITE_SECONDS.observe(time.perf_counter() - started)
-            locked, lowered, changed, new_sources, new_targets = outcome
+            locked, lowered, changed, new_sources, new_targets, _ = outcome
             self._remember(locked, lowered)
             self._seen_source.update(zip(changed, new_sources, strict=True))
             self._seen_target.update(zip(changed, new_targets, strict=True))
-            return verdicts
+            return verdicts, True, pubkeys, locked.slot
 
     # ------------------------------------------------------------------ registering, importing
 
@@ -775,16 +850,21 @@ class PostgresSlashingProtection:
                 self._seen(key, NEVER, NEVER, NEVER)
 
     def import_interchange(
-        self, data: InterchangeSource, *, progress: Progress | None = None
+        self, data: InterchangeSource | ParsedInterchange, *, progress: Progress | None = None
     ) -> frozenset[bytes]:
         """Merge an EIP-3076 v5 interchange into the record by maximum, all or nothing.
 
         The document is parsed (streamed, reduced to maxima per key) before the database
         is touched; the merge is then one transaction that locks the keys already present
         in pubkey order and raises their watermarks with GREATEST, so nothing is lowered.
-        The first import names the chain. Returns the keys the interchange covers.
+        The first import names the chain. A caller that has parsed the document already
+        (the Keymanager API, to judge it before other work) passes its `ParsedInterchange`,
+        which is not parsed again. Returns the keys the interchange covers.
         """
-        parsed = parse_interchange(data, progress=progress)
+        if isinstance(data, ParsedInterchange):
+            parsed = data
+        else:
+            parsed = parse_interchange(data, progress=progress)
         root = parsed.genesis_validators_root
         marks = parsed.marks
         keys = list(marks)
@@ -879,10 +959,10 @@ def _judge(
         last_target = {k: v for k, v in last_target.items() if k not in lowered}
     if len(set(pubkeys)) == len(pubkeys):
         verdicts = attestations_allowed(
-            sources,
-            map(last_source.get, pubkeys, repeat(_UNKNOWN)),
-            targets,
-            map(last_target.get, pubkeys, repeat(_UNKNOWN)),
+            sources=sources,
+            last_sources=map(last_source.get, pubkeys, repeat(_UNKNOWN)),
+            targets=targets,
+            last_targets=map(last_target.get, pubkeys, repeat(_UNKNOWN)),
         )
         if all(verdicts):
             return verdicts, pubkeys, sources, targets
@@ -902,7 +982,9 @@ def _judge(
                 verdicts.append(False)
                 continue
             last = (stored, last_target[pubkey])
-        allowed = attestation_allowed(last[0], last[1], source, target)
+        allowed = attestation_allowed(
+            last_source=last[0], last_target=last[1], source=source, target=target
+        )
         if allowed:
             latest[pubkey] = (source, target)
         verdicts.append(allowed)

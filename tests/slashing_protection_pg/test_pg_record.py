@@ -247,7 +247,9 @@ def test_register_adds_keys_and_never_lowers(pg_url: str) -> None:
 
 
 def test_missing_record_is_refused_without_keys_to_register(pg_url: str) -> None:
-    with pytest.raises(RecordMissingError, match="--init-slashing-protection"):
+    # The record knows no caller's flags: without a hint it gives the file record's advice
+    # (the validator passes its own, see test_pg_verdict).
+    with pytest.raises(RecordMissingError, match="registering them as never having signed"):
         PostgresSlashingProtection.open(pg_url, ROOT)
     assert snapshot(pg_url) == ((), ())
     with PostgresSlashingProtection.open(pg_url, ROOT, create=True) as record:
