@@ -14,7 +14,11 @@ old backup) is refused and counted as an alarm: its history is no longer to be t
 
 Numbers travel as text arrays rendered by orjson and come back aggregated into one string
 per column, so a 10,000-key batch costs two statements and no per-value Python work in
-the driver.
+the driver (the SQL and the judging are `batch`'s; connecting is `session`'s).
+
+Over 500 lines because it is one class with one connection and one mutex: the reading,
+recording, importing and exporting methods of the record's protocol (bools and verdicts),
+the reconnection and the alarm memory they all share. Splitting it would split that state.
 """
 
 from __future__ import annotations
@@ -24,26 +28,21 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, repeat
-from operator import countOf, itemgetter, lt
+from operator import itemgetter, lt
 from types import TracebackType
 from typing import Any, TypeVar
 
-import orjson
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg.adapt import Loader
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from slashing_protection.errors import (
     ChainMismatchError,
     RecordClosedError,
     RecordMissingError,
-    RecordUnreadableError,
     RecordWriteError,
     SlashingProtectionError,
 )
 from slashing_protection.interchange import (
-    PUBKEY_BYTES,
     ROOT_BYTES,
     InterchangeSource,
     ParsedInterchange,
@@ -54,21 +53,42 @@ from slashing_protection.interchange import (
     render_minimal,
 )
 from slashing_protection.metrics import WRITE_FAILURES, WRITE_SECONDS
+from slashing_protection.postgres.batch import (
+    KEYS_TABLE,
+    LOCK_ROWS,
+    MERGE,
+    RAISE_ATTESTATIONS,
+    RAISE_BLOCK,
+    READ_ONE,
+    REGISTER,
+    LockedRows,
+    check_column,
+    check_pubkey,
+    check_pubkeys,
+    check_uint64,
+    judge_batch,
+    keys_param,
+    numbers_literal,
+)
 from slashing_protection.postgres.metrics import DB_INCIDENTS, ROLLBACK_ALARMS, TX_RETRIES
 from slashing_protection.postgres.migrations import (
     ADVISORY_LOCK_KEY,
-    apply_migrations,
     check_version,
+)
+from slashing_protection.postgres.session import (
+    Connection,
+    DatabaseUnavailableError,
+    connect,
+    describe_url,
+    first_line,
+    read_chain,
 )
 from slashing_protection.record import DEFAULT_MISSING_HINT
 from slashing_protection.rule import (
     NEVER,
-    UINT64_MAX,
     Watermark,
     attestation_allowed,
-    attestations_allowed,
     block_allowed,
-    is_uint64,
 )
 from slashing_protection.verdict import (
     ALLOWED,
@@ -80,234 +100,11 @@ from slashing_protection.verdict import (
 
 log = logging.getLogger("slashing_protection")
 
-Connection = psycopg.Connection[Any]
 T = TypeVar("T")
 
 _RETRIES = 5
 _RECONNECT_PAUSE = 1.0  # seconds between connection attempts while the database is away
-# Stands for "no record" in the column comparisons (as in the file record): no uint64
-# source is >= it and no uint64 target is > it.
-_UNKNOWN = UINT64_MAX + 1
-_KEYS = "slashing_protection_keys"
 _second, _third = itemgetter(1), itemgetter(2)
-
-# Connection settings a URL may override. Keepalives make a dead peer (a host gone, a
-# cable pulled) an error within about 25 s instead of a hang.
-_DEFAULT_PARAMS = {
-    "connect_timeout": "5",
-    "application_name": "unslashable-validator",
-    "keepalives": "1",
-    "keepalives_idle": "10",
-    "keepalives_interval": "5",
-    "keepalives_count": "3",
-}
-# Read committed plus explicit row locks: every decision reads only rows this transaction
-# has locked, so it sees their latest committed version and nobody can change them until
-# the commit. Set per session, so the server's default isolation does not matter. A lock
-# held by a stuck host is waited for 5 s at most; a transaction left open by a client that
-# hangs is ended by the server after 30 s, releasing its locks.
-_SESSION_SETUP = (
-    "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED",
-    "SET lock_timeout = '5s'",
-    "SET idle_in_transaction_session_timeout = '30s'",
-)
-
-
-class DatabaseUnavailableError(RecordUnreadableError):
-    """The database cannot be reached, or the connection to it was lost."""
-
-
-def describe_url(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    try:
-        params = conninfo_to_dict(url)
-    except psycopg.Error:
-        return "(a malformed postgresql:// URL)"
-    user = f"{params['user']}@" if "user" in params else ""
-    host = str(params.get("host", ""))
-    port = str(params.get("port", ""))
-    dbname = params.get("dbname", "")
-    if host.startswith("/"):  # a Unix socket directory
-        query = f"?host={host}" + (f"&port={port}" if port else "")
-        return f"postgresql://{user}/{dbname}{query}"
-    return f"postgresql://{user}{host}{':' + port if port else ''}/{dbname}"
-
-
-class _UintLoader(Loader):
-    """numeric (text) -> int: every number of the schema is a whole number."""
-
-    def load(self, data: Any) -> int:
-        return int(bytes(data))
-
-
-def _connect(url: str, where: str) -> Connection:
-    try:
-        given = conninfo_to_dict(url)
-    except psycopg.Error as exc:
-        raise DatabaseUnavailableError(
-            f"the slashing-protection database URL is malformed: {_first_line(exc)}"
-        ) from None
-    extra = {key: value for key, value in _DEFAULT_PARAMS.items() if key not in given}
-    try:
-        connection = psycopg.connect(make_conninfo(url, **extra), autocommit=True)
-    except psycopg.Error as exc:
-        raise DatabaseUnavailableError(
-            f"cannot connect to the slashing-protection database {where}: {_first_line(exc)}"
-        ) from None
-    try:
-        for statement in _SESSION_SETUP:
-            connection.execute(statement.encode())
-    except psycopg.Error as exc:
-        connection.close()
-        raise DatabaseUnavailableError(
-            f"cannot set up the session on {where}: {_first_line(exc)}"
-        ) from None
-    connection.adapters.register_loader("numeric", _UintLoader)
-    return connection
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
-def db_init(url: str) -> list[int]:
-    """Create or upgrade the schema at `url` (safe to run again); the versions applied."""
-    where = describe_url(url)
-    connection = _connect(url, where)
-    try:
-        return apply_migrations(connection, where)
-    except psycopg.Error as exc:
-        raise DatabaseUnavailableError(
-            f"could not create the schema on {where}: {_first_line(exc)}; nothing was changed"
-        ) from None
-    finally:
-        connection.close()
-
-
-# --------------------------------------------------------------------------- argument checks
-
-
-def _check_pubkey(pubkey: object) -> bytes:
-    if type(pubkey) is not bytes or len(pubkey) != PUBKEY_BYTES:
-        raise ValueError(f"a pubkey must be {PUBKEY_BYTES} bytes, got {pubkey!r:.60}")
-    return pubkey
-
-
-def _check_uint64(value: object, what: str) -> int:
-    if not is_uint64(value):
-        raise ValueError(f"{what} must be an int in [0, 2**64 - 1], got {value!r:.40}")
-    assert isinstance(value, int)
-    return value
-
-
-def _check_column(values: list[Any], what: str) -> None:
-    """`_check_uint64` over a column, in C-level passes unless one value is wrong."""
-    if countOf(map(type, values), int) == len(values) and (
-        not values or (min(values) >= 0 and max(values) <= UINT64_MAX)
-    ):
-        return
-    for value in values:
-        _check_uint64(value, what)
-
-
-def _check_pubkeys(pubkeys: list[Any]) -> None:
-    if pubkeys and (set(map(type, pubkeys)) != {bytes} or set(map(len, pubkeys)) != {48}):
-        for pubkey in pubkeys:
-            _check_pubkey(pubkey)
-
-
-def _numbers(values: Iterable[int]) -> str:
-    """A numeric[] literal ("{1,2,3}") rendered in one C call (NEVER is -1, see NULLIF)."""
-    return "{" + orjson.dumps(list(values))[1:-1].decode() + "}"
-
-
-def _keys_param(pubkeys: list[bytes]) -> dict[str, Any]:
-    return {"keys": b"".join(pubkeys), "count": len(pubkeys)}
-
-
-def _split_keys(blob: bytes | None) -> list[bytes]:
-    if not blob:
-        return []
-    return [blob[i : i + PUBKEY_BYTES] for i in range(0, len(blob), PUBKEY_BYTES)]
-
-
-def _parse_numbers(text: str | None) -> list[int]:
-    return orjson.loads("[" + text + "]") if text else []
-
-
-# The locked rows of a batch, aggregated into one value per column. The four aggregates
-# read the locked rows in one pass, so their entries line up. Keys travel as one bytea of
-# 48-byte pieces: far cheaper for the driver than a bytea[] of 10,000 items.
-_LOCK_ROWS = f"""
-WITH locked AS (
-    SELECT pubkey, block_slot, source_epoch, target_epoch FROM {_KEYS}
-    WHERE pubkey IN (
-        SELECT substring(%(keys)b::bytea FROM n * 48 + 1 FOR 48)
-        FROM generate_series(0, %(count)s::int - 1) AS n
-    )
-    ORDER BY pubkey FOR NO KEY UPDATE
-)
-SELECT string_agg(pubkey, ''::bytea),
-       string_agg(coalesce(block_slot, -1)::text, ','),
-       string_agg(coalesce(source_epoch, -1)::text, ','),
-       string_agg(coalesce(target_epoch, -1)::text, ',')
-FROM locked
-"""
-
-_RAISE_ATTESTATIONS = f"""
-UPDATE {_KEYS} AS k
-SET source_epoch = GREATEST(k.source_epoch, u.source),
-    target_epoch = GREATEST(k.target_epoch, u.target)
-FROM (
-    SELECT substring(%(keys)b::bytea FROM (n::int - 1) * 48 + 1 FOR 48) AS pubkey,
-           source, target
-    FROM unnest(%(sources)s::numeric[], %(targets)s::numeric[])
-        WITH ORDINALITY AS x(source, target, n)
-) AS u
-WHERE k.pubkey = u.pubkey
-"""
-
-_RAISE_BLOCK = f"""
-UPDATE {_KEYS} SET block_slot = GREATEST(block_slot, %s::numeric) WHERE pubkey = %s
-"""
-
-_READ_ONE = f"""
-SELECT coalesce(block_slot, -1), coalesce(source_epoch, -1), coalesce(target_epoch, -1)
-FROM {_KEYS} WHERE pubkey = %s
-"""
-
-_MERGE = f"""
-INSERT INTO {_KEYS} (pubkey, block_slot, source_epoch, target_epoch)
-SELECT u.pubkey, NULLIF(u.slot, -1), NULLIF(u.source, -1), NULLIF(u.target, -1)
-FROM unnest(%s::bytea[], %s::numeric[], %s::numeric[], %s::numeric[])
-    WITH ORDINALITY AS u(pubkey, slot, source, target, n)
-ORDER BY u.n
-ON CONFLICT (pubkey) DO UPDATE SET
-    block_slot = GREATEST({_KEYS}.block_slot, EXCLUDED.block_slot),
-    source_epoch = GREATEST({_KEYS}.source_epoch, EXCLUDED.source_epoch),
-    target_epoch = GREATEST({_KEYS}.target_epoch, EXCLUDED.target_epoch)
-"""
-
-_REGISTER = f"""
-INSERT INTO {_KEYS} (pubkey)
-SELECT u.pubkey FROM unnest(%s::bytea[]) WITH ORDINALITY AS u(pubkey, n) ORDER BY u.n
-ON CONFLICT (pubkey) DO NOTHING
-"""
-
-
-class _Locked:
-    """A batch's rows as locked: per key its (slot, source, target), NEVER for none."""
-
-    __slots__ = ("slot", "source", "target")
-
-    def __init__(self, row: tuple[Any, ...] | None) -> None:
-        keys = _split_keys(row[0] if row else None)
-        slots = _parse_numbers(row[1] if row else None)
-        sources = _parse_numbers(row[2] if row else None)
-        targets = _parse_numbers(row[3] if row else None)
-        self.slot = dict(zip(keys, slots, strict=True))
-        self.source = dict(zip(keys, sources, strict=True))
-        self.target = dict(zip(keys, targets, strict=True))
 
 
 class PostgresSlashingProtection:
@@ -355,7 +152,7 @@ class PostgresSlashingProtection:
         """
         if type(genesis_validators_root) is not bytes or len(genesis_validators_root) != ROOT_BYTES:
             raise ValueError(f"genesis_validators_root must be {ROOT_BYTES} bytes")
-        keys = [_check_pubkey(pubkey) for pubkey in register]
+        keys = [check_pubkey(pubkey) for pubkey in register]
         record = cls._connected(url)
         try:
             hint = DEFAULT_MISSING_HINT if missing_hint is None else missing_hint
@@ -373,14 +170,14 @@ class PostgresSlashingProtection:
     @classmethod
     def _connected(cls, url: str) -> PostgresSlashingProtection:
         where = describe_url(url)
-        connection = _connect(url, where)
+        connection = connect(url, where)
         try:
             check_version(connection, where)
-            root = _read_chain(connection)
+            root = read_chain(connection)
         except psycopg.Error as exc:
             connection.close()
             raise DatabaseUnavailableError(
-                f"cannot read the slashing-protection database {where}: {_first_line(exc)}"
+                f"cannot read the slashing-protection database {where}: {first_line(exc)}"
             ) from None
         except BaseException:
             connection.close()
@@ -390,7 +187,7 @@ class PostgresSlashingProtection:
     def _name_chain(self, root: bytes, keys: list[bytes], create: bool, hint: str) -> None:
         def work(connection: Connection) -> None:
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (ADVISORY_LOCK_KEY,))
-            named = _read_chain(connection)
+            named = read_chain(connection)
             if named is None:
                 if not keys and not create:
                     raise RecordMissingError(
@@ -411,7 +208,7 @@ class PostgresSlashingProtection:
                     "the right database"
                 )
             if keys:
-                connection.execute(_REGISTER, (keys,))
+                connection.execute(REGISTER, (keys,))
 
         with self._mutex:
             self._transaction(work, "open the record")
@@ -435,12 +232,12 @@ class PostgresSlashingProtection:
                 f"the slashing-protection database {self.where} is unreachable (retrying)"
             )
         self._retry_at = now + _RECONNECT_PAUSE
-        connection = _connect(self._url, self.where)
+        connection = connect(self._url, self.where)
         try:
             # A database that changed under us (restored, replaced by another one) must
             # still be the same schema and chain before anything is judged against it.
             check_version(connection, self.where)
-            root = _read_chain(connection)
+            root = read_chain(connection)
             if self._root is not None and root != self._root:
                 raise ChainMismatchError(
                     f"the slashing-protection database {self.where} now names the chain "
@@ -450,7 +247,7 @@ class PostgresSlashingProtection:
         except psycopg.Error as exc:
             connection.close()
             raise DatabaseUnavailableError(
-                f"cannot read the slashing-protection database {self.where}: {_first_line(exc)}"
+                f"cannot read the slashing-protection database {self.where}: {first_line(exc)}"
             ) from None
         except BaseException:
             connection.close()
@@ -482,7 +279,7 @@ class PostgresSlashingProtection:
                     continue
                 raise self._report(
                     RecordWriteError(
-                        f"could not {what} in {self.where}: {_first_line(exc)} "
+                        f"could not {what} in {self.where}: {first_line(exc)} "
                         f"({_RETRIES} attempts); nothing was changed"
                     )
                 ) from None
@@ -491,7 +288,7 @@ class PostgresSlashingProtection:
                 kind = DatabaseUnavailableError if lost else RecordWriteError
                 raise self._report(
                     kind(
-                        f"could not {what} in {self.where}: {_first_line(exc)}; "
+                        f"could not {what} in {self.where}: {first_line(exc)}; "
                         "nothing was changed"
                     )
                 ) from None
@@ -551,7 +348,7 @@ class PostgresSlashingProtection:
             if seen.get(pubkey, NEVER) <= value:
                 seen[pubkey] = value
 
-    def _rolled_back(self, locked: _Locked) -> set[bytes]:
+    def _rolled_back(self, locked: LockedRows) -> set[bytes]:
         """Keys whose rows hold less than this process committed or read (the alarm)."""
         keys = list(locked.slot)
         lowered: set[bytes] = set()
@@ -574,7 +371,7 @@ class PostgresSlashingProtection:
             )
         return lowered
 
-    def _remember(self, locked: _Locked, lowered: set[bytes]) -> None:
+    def _remember(self, locked: LockedRows, lowered: set[bytes]) -> None:
         """Take in the values read under lock (all at or above what was seen)."""
         if lowered:
             keep = [key for key in locked.slot if key not in lowered]
@@ -606,7 +403,9 @@ class PostgresSlashingProtection:
         with self._mutex:
             self._check_open()
             rows = self._transaction(
-                lambda c: c.execute(f"SELECT pubkey FROM {_KEYS} ORDER BY position").fetchall(),
+                lambda c: c.execute(
+                    f"SELECT pubkey FROM {KEYS_TABLE} ORDER BY position"
+                ).fetchall(),
                 "list the keys",
             )
         return [bytes(row[0]) for row in rows]
@@ -620,7 +419,7 @@ class PostgresSlashingProtection:
         key it never saw answers `WRITE_FAILED`, what recording it would answer."""
         try:
             row = self._transaction(
-                lambda c: c.execute(_READ_ONE, (pubkey,)).fetchone(), "read a key"
+                lambda c: c.execute(READ_ONE, (pubkey,)).fetchone(), "read a key"
             )
         except SlashingProtectionError:
             if pubkey not in self._seen_slot:
@@ -662,7 +461,7 @@ class PostgresSlashingProtection:
 
     def block_verdict(self, pubkey: bytes, slot: int) -> Verdict:
         """`block_allowed` with the reason of a refusal. Records nothing."""
-        _check_uint64(slot, "slot")
+        check_uint64(slot, "slot")
         with self._mutex:
             self._check_open()
             row = self._read_one(pubkey)
@@ -676,8 +475,8 @@ class PostgresSlashingProtection:
 
     def attestation_verdict(self, pubkey: bytes, source: int, target: int) -> Verdict:
         """`attestation_allowed` with the reason of a refusal. Records nothing."""
-        _check_uint64(source, "source")
-        _check_uint64(target, "target")
+        check_uint64(source, "source")
+        check_uint64(target, "target")
         with self._mutex:
             self._check_open()
             row = self._read_one(pubkey)
@@ -702,13 +501,13 @@ class PostgresSlashingProtection:
         allowed block whose transaction fails (or a database that cannot be reached, so
         nothing could be judged) `WRITE_FAILED`.
         """
-        _check_pubkey(pubkey)
-        _check_uint64(slot, "slot")
+        check_pubkey(pubkey)
+        check_uint64(slot, "slot")
         outcome: list[Any] = []
 
         def work(connection: Connection) -> Verdict:
             outcome.clear()  # a retried attempt judges afresh
-            locked = _Locked(connection.execute(_LOCK_ROWS, _keys_param([pubkey])).fetchone())
+            locked = LockedRows(connection.execute(LOCK_ROWS, keys_param([pubkey])).fetchone())
             lowered = self._rolled_back(locked)
             last = locked.slot.get(pubkey)
             if last is None:
@@ -716,7 +515,7 @@ class PostgresSlashingProtection:
             elif lowered or not block_allowed(last_slot=last, slot=slot):
                 verdict = SLASHABLE
             else:
-                connection.execute(_RAISE_BLOCK, (slot, pubkey))
+                connection.execute(RAISE_BLOCK, (slot, pubkey))
                 verdict = ALLOWED
             outcome[:] = [locked, lowered, verdict]
             return verdict
@@ -779,27 +578,27 @@ class PostgresSlashingProtection:
             targets = list(map(_third, items))
         except (TypeError, ValueError):
             raise ValueError("items must be (pubkey, source, target) triples") from None
-        _check_pubkeys(pubkeys)
-        _check_column(sources, "source")
-        _check_column(targets, "target")
+        check_pubkeys(pubkeys)
+        check_column(sources, "source")
+        check_column(targets, "target")
         # The server sorts the keys to lock them in order; a key named twice is locked once.
-        keys_param = _keys_param(pubkeys)
+        batch_keys = keys_param(pubkeys)
         outcome: list[Any] = []
 
         def work(connection: Connection) -> list[bool]:
             outcome.clear()  # a retried attempt judges afresh
-            locked = _Locked(connection.execute(_LOCK_ROWS, keys_param).fetchone())
+            locked = LockedRows(connection.execute(LOCK_ROWS, batch_keys).fetchone())
             lowered = self._rolled_back(locked)
-            verdicts, changed, new_sources, new_targets = _judge(
+            verdicts, changed, new_sources, new_targets = judge_batch(
                 locked, lowered, pubkeys, sources, targets
             )
             if changed:
                 connection.execute(
-                    _RAISE_ATTESTATIONS,
+                    RAISE_ATTESTATIONS,
                     {
                         "keys": b"".join(changed),
-                        "sources": _numbers(new_sources),
-                        "targets": _numbers(new_targets),
+                        "sources": numbers_literal(new_sources),
+                        "targets": numbers_literal(new_targets),
                     },
                 )
             outcome[:] = [locked, lowered, changed, new_sources, new_targets, verdicts]
@@ -830,7 +629,7 @@ class PostgresSlashingProtection:
 
         Raises RecordWriteError (or DatabaseUnavailableError) when that fails.
         """
-        keys = [_check_pubkey(pubkey) for pubkey in pubkeys]
+        keys = [check_pubkey(pubkey) for pubkey in pubkeys]
         with self._mutex:
             self._check_open()
             if self._root is None:
@@ -843,7 +642,7 @@ class PostgresSlashingProtection:
 
             def work(connection: Connection) -> None:
                 connection.execute("SELECT pg_advisory_xact_lock(%s)", (ADVISORY_LOCK_KEY,))
-                connection.execute(_REGISTER, (keys,))
+                connection.execute(REGISTER, (keys,))
 
             self._transaction(work, "register keys")
             for key in keys:
@@ -874,7 +673,7 @@ class PostgresSlashingProtection:
 
         def work(connection: Connection) -> None:
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (ADVISORY_LOCK_KEY,))
-            named = _read_chain(connection)
+            named = read_chain(connection)
             if named is None:
                 connection.execute(
                     "INSERT INTO slashing_protection_chain (genesis_validators_root) "
@@ -888,9 +687,15 @@ class PostgresSlashingProtection:
                     "nothing was imported (export it from a client on the same chain)"
                 )
             if keys:
-                connection.execute(_LOCK_ROWS, _keys_param(keys))
+                connection.execute(LOCK_ROWS, keys_param(keys))
                 connection.execute(
-                    _MERGE, (keys, _numbers(slots), _numbers(sources), _numbers(targets))
+                    MERGE,
+                    (
+                        keys,
+                        numbers_literal(slots),
+                        numbers_literal(sources),
+                        numbers_literal(targets),
+                    ),
                 )
 
         with self._mutex:
@@ -907,10 +712,10 @@ class PostgresSlashingProtection:
         wanted = None if pubkeys is None else list(dict.fromkeys(pubkeys))
 
         def work(connection: Connection) -> tuple[bytes | None, list[tuple[Any, ...]]]:
-            named = _read_chain(connection)
+            named = read_chain(connection)
             query = (
                 f"SELECT pubkey, coalesce(block_slot, -1), coalesce(source_epoch, -1), "
-                f"coalesce(target_epoch, -1) FROM {_KEYS}"
+                f"coalesce(target_epoch, -1) FROM {KEYS_TABLE}"
             )
             if wanted is None:
                 return named, connection.execute(query + " ORDER BY position").fetchall()
@@ -934,64 +739,3 @@ class PostgresSlashingProtection:
         return render_minimal(root, pieces)
 
 
-def _read_chain(connection: Connection) -> bytes | None:
-    row = connection.execute(
-        "SELECT genesis_validators_root FROM slashing_protection_chain"
-    ).fetchone()
-    return None if row is None else bytes(row[0])
-
-
-def _judge(
-    locked: _Locked,
-    lowered: set[bytes],
-    pubkeys: list[bytes],
-    sources: list[int],
-    targets: list[int],
-) -> tuple[list[bool], list[bytes], list[int], list[int]]:
-    """The batch's verdicts by the rule, and the keys it raises with their new values.
-
-    Keys without a row, or rolled back (`lowered`), are refused. A key named twice is
-    judged against its own earlier verdict, as in the file record.
-    """
-    last_source, last_target = locked.source, locked.target
-    if lowered:
-        last_source = {k: v for k, v in last_source.items() if k not in lowered}
-        last_target = {k: v for k, v in last_target.items() if k not in lowered}
-    if len(set(pubkeys)) == len(pubkeys):
-        verdicts = attestations_allowed(
-            sources=sources,
-            last_sources=map(last_source.get, pubkeys, repeat(_UNKNOWN)),
-            targets=targets,
-            last_targets=map(last_target.get, pubkeys, repeat(_UNKNOWN)),
-        )
-        if all(verdicts):
-            return verdicts, pubkeys, sources, targets
-        return (
-            verdicts,
-            list(compress(pubkeys, verdicts)),
-            list(compress(sources, verdicts)),
-            list(compress(targets, verdicts)),
-        )
-    latest: dict[bytes, tuple[int, int]] = {}
-    verdicts = []
-    for pubkey, source, target in zip(pubkeys, sources, targets, strict=True):
-        last = latest.get(pubkey)
-        if last is None:
-            stored = last_source.get(pubkey)
-            if stored is None:
-                verdicts.append(False)
-                continue
-            last = (stored, last_target[pubkey])
-        allowed = attestation_allowed(
-            last_source=last[0], last_target=last[1], source=source, target=target
-        )
-        if allowed:
-            latest[pubkey] = (source, target)
-        verdicts.append(allowed)
-    changed = list(latest)
-    return (
-        verdicts,
-        changed,
-        [latest[key][0] for key in changed],
-        [latest[key][1] for key in changed],
-    )

@@ -577,13 +577,13 @@ def test_concurrent_connections_never_double_sign(pg_url: str) -> None:
 def test_batch_locks_its_rows_in_key_order(pg_url: str) -> None:
     """The row locks are taken above the sort by pubkey, so every batch locks in one
     order and two batches cannot deadlock (the plan, not a comment, is checked)."""
-    from slashing_protection.postgres.record import _LOCK_ROWS, _keys_param
+    from slashing_protection.postgres.batch import LOCK_ROWS, keys_param
 
     with psycopg.connect(pg_url, autocommit=True) as connection:
         plan = [
             row[0]
             for row in connection.execute(
-                b"EXPLAIN " + _LOCK_ROWS.encode(), _keys_param([A, B, C])
+                b"EXPLAIN " + LOCK_ROWS.encode(), keys_param([A, B, C])
             ).fetchall()
         ]
     lock = next(i for i, line in enumerate(plan) if "LockRows" in line)
