@@ -340,8 +340,8 @@ def _databases(given: str | None) -> Iterator[list[str]]:
     the imports are measured as the first, like the file record's into a new directory)."""
     import psycopg
 
+    from bench.support.pg_cluster import Cluster
     from slashing_protection.postgres import db_init, describe_url
-    from tests.pg_cluster import Cluster
 
     cluster = None if given else Cluster(fsync=True)
     admin = given or cluster.url()  # type: ignore[union-attr]

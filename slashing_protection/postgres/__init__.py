@@ -6,7 +6,6 @@ upgrades its schema. Rooms: `record` (the class), `batch` (a batch's SQL and jud
 docs/slashing-protection.md for what it guarantees across hosts.
 """
 
-from slashing_protection.opening import is_database_url
 from slashing_protection.postgres.migrations import SCHEMA_VERSION, SchemaVersionError
 from slashing_protection.postgres.record import PostgresSlashingProtection
 from slashing_protection.postgres.session import DatabaseUnavailableError, db_init, describe_url
@@ -18,5 +17,4 @@ __all__ = [
     "SchemaVersionError",
     "db_init",
     "describe_url",
-    "is_database_url",
 ]

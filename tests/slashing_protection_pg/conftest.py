@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
+from bench.support.pg_cluster import Cluster, ClusterUnavailable
 from slashing_protection.postgres import db_init
-from tests.pg_cluster import Cluster, ClusterUnavailable
 
 _names = itertools.count()
 

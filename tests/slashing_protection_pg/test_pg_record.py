@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from prometheus_client import REGISTRY
 
+from bench.support.pg_cluster import Cluster
 from slashing_protection import (
     ChainMismatchError,
     InterchangeFormatError,
@@ -35,7 +36,6 @@ from slashing_protection.postgres import (
     db_init,
     describe_url,
 )
-from tests.pg_cluster import Cluster
 from tests.slashing_protection_pg.support import admin, snapshot
 from tests.sp_support import OTHER_ROOT, ROOT, entry, interchange, pubkey
 

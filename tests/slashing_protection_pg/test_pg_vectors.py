@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from bench.support.pg_cluster import Cluster
 from slashing_protection import SlashingProtection, SlashingProtectionError
 from slashing_protection.postgres import PostgresSlashingProtection, db_init
 from tests.official_vectors import official_vectors
-from tests.pg_cluster import Cluster
 from tests.slashing_protection_pg.conftest import fresh_database
 from tests.slashing_protection_pg.support import snapshot
 from tests.test_sp_vectors import _cases, _keys

@@ -1,4 +1,7 @@
-"""A throwaway PostgreSQL cluster for the tests and the benchmark.
+"""A throwaway PostgreSQL cluster for the benchmark and the tests (tooling, not product).
+
+It lives beside the benchmark because bench/ may not import tests/ (the benchmark uses
+public APIs and its own tooling only); the shared-record tests reuse it from here.
 
 `initdb` in a temporary directory, then `postgres` listening only on a Unix socket in that
 directory (no TCP port, so it can clash with nothing), stopped and deleted by `stop()`.
