@@ -45,7 +45,7 @@ def _apply(state: State, op: tuple[Any, ...]) -> Any:
     """The rule on the minimal record, one batch; returns the batch's verdicts."""
     if op[0] == "block":
         key, slot = KEYS[op[1]], op[2]
-        if key not in state or not block_allowed(state[key][0], slot):
+        if key not in state or not block_allowed(last_slot=state[key][0], slot=slot):
             return False
         state[key] = (slot, state[key][1], state[key][2])
         return True
@@ -53,7 +53,9 @@ def _apply(state: State, op: tuple[Any, ...]) -> Any:
     for index, source, target in op[1]:
         key = KEYS[index]
         mark = state.get(key)
-        allowed = mark is not None and attestation_allowed(mark[1], mark[2], source, target)
+        allowed = mark is not None and attestation_allowed(
+            last_source=mark[1], last_target=mark[2], source=source, target=target
+        )
         if allowed:
             assert mark is not None
             state[key] = (mark[0], source, target)
