@@ -24,3 +24,22 @@ def admin(url: str, statement: str, *params: object) -> None:
     """Run one statement on the database, as an operator (or a failure) would."""
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(statement.encode(), params or None)
+
+
+def fail_commits(url: str) -> None:
+    """Make every transaction that raises a watermark fail at its commit (a deferred
+    constraint trigger), after the batch was judged under its row locks."""
+    admin(
+        url,
+        "CREATE FUNCTION refuse_commit() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'commit refused by the test'; END $$",
+    )
+    admin(
+        url,
+        "CREATE CONSTRAINT TRIGGER refuse_commit AFTER UPDATE ON slashing_protection_keys "
+        "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_commit()",
+    )
+
+
+def allow_commits(url: str) -> None:
+    admin(url, "DROP TRIGGER refuse_commit ON slashing_protection_keys")
