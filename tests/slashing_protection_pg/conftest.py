@@ -1,5 +1,5 @@
 """A real PostgreSQL for the shared-record tests: one throwaway cluster per session
-(tests/pg_cluster.py), and a fresh empty database per test.
+(bench/support/pg_cluster.py), and a fresh empty database per test.
 
 Without PostgreSQL installed the tests are skipped with the command that installs it;
 under CI=true that is a failure instead (.ci/run installs it).
