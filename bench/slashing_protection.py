@@ -8,14 +8,20 @@ Prints, in one run:
 2. the same keys recorded one call each over 200 keys, extrapolated to 10,000;
 3. the import of a complete interchange of 10,000 validators x 1,000 attestations and 100
    blocks (generated in a temp dir, deleted afterwards): time and peak RSS, against a bare
-   streaming parse of the same file with ijson's yajl2 C backend.
+   streaming parse of the same file with ijson's yajl2 C backend;
+4. the shared PostgreSQL record on a local server (a throwaway cluster started here with
+   the server's default durability, fsync and synchronous_commit on, unless --db URL names
+   one): the same 10,000-key batch as one transaction, against the file record's batch of
+   part 1 and against one transaction per key; and the import of part 3's file into the
+   database, against the file record's import.
 
-`--batch-only` prints 1 and 2 alone (seconds instead of about a minute).
+`--batch-only` prints 1, 2 and 4's batch lines alone (seconds instead of minutes).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -25,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import ijson
@@ -115,6 +121,18 @@ elapsed = time.perf_counter() - started
 print(elapsed, peak_kib())
 """
 
+_DB_IMPORT = _PEAK + """
+import sys, time
+from pathlib import Path
+from slashing_protection.postgres import PostgresSlashingProtection
+started = time.perf_counter()
+with PostgresSlashingProtection.open_offline(sys.argv[2]) as record:
+    covered = record.import_interchange(Path(sys.argv[1]))
+    assert len(covered) == int(sys.argv[3])
+elapsed = time.perf_counter() - started
+print(elapsed, peak_kib())
+"""
+
 
 def _timed_subprocess(code: str, *args: str) -> tuple[float, float]:
     """(seconds, peak RSS in MiB) of a fresh interpreter running `code`."""
@@ -156,7 +174,7 @@ def _batch_series(
     return batch_times, floor_times, data
 
 
-def bench_batch(directory: Path, keys: int = 10_000, rounds: int = 20) -> None:
+def bench_batch(directory: Path, keys: int = 10_000, rounds: int = 20) -> float:
     pubkeys = [hashlib.sha384(n.to_bytes(8, "big")).digest() for n in range(keys)]
     # As in a slot where every key attests: one source and target for all.
     batch_times, floor_times, data = _batch_series(
@@ -196,9 +214,59 @@ def bench_batch(directory: Path, keys: int = 10_000, rounds: int = 20) -> None:
     print(f"one call per key over {len(single_keys)} keys: {per_call_ms:.2f} ms per call, "
           f"extrapolated to {keys:,} keys: {per_call_ms * keys / 1000:.1f} s "
           f"({per_call_ms * keys / batch_ms:.0f}x the batch)")
+    return batch_ms
 
 
-def bench_import(directory: Path, validators: int = 10_000) -> None:
+def bench_db_batch(url: str, file_batch_ms: float, keys: int = 10_000, rounds: int = 20) -> None:
+    """Part 4's batch lines: one transaction for the slot's 10,000 attestations."""
+    from slashing_protection.postgres import PostgresSlashingProtection
+
+    pubkeys = [hashlib.sha384(n.to_bytes(8, "big")).digest() for n in range(keys)]
+    times: list[float] = []
+    mixed_times: list[float] = []
+    with PostgresSlashingProtection.open(url, bytes(32), register=pubkeys) as record:
+        for round_index in range(rounds):
+            items = [(pubkey, round_index, round_index + 1) for pubkey in pubkeys]
+            started = time.perf_counter()
+            verdicts = record.record_attestations(items)
+            times.append(time.perf_counter() - started)
+            assert all(verdicts)
+        for round_index in range(rounds):
+            base = 8 * (round_index + rounds)
+            items = [(pk, base + i % 4, base + 4 + i % 4) for i, pk in enumerate(pubkeys)]
+            started = time.perf_counter()
+            verdicts = record.record_attestations(items)
+            mixed_times.append(time.perf_counter() - started)
+            assert all(verdicts)
+        refused_items = [(pubkey, 0, 1) for pubkey in pubkeys]  # what the other hosts see
+        started = time.perf_counter()
+        assert not any(record.record_attestations(refused_items))
+        refused_ms = (time.perf_counter() - started) * 1000
+        single_keys = pubkeys[:500]
+        target = 8 * 2 * rounds + 100
+        started = time.perf_counter()
+        for pubkey in single_keys:
+            assert record.record_attestations([(pubkey, target, target + 1)]) == [True]
+        single_s = time.perf_counter() - started
+    db_ms, mixed_ms = _median_ms(times), _median_ms(mixed_times)
+    per_key_ms = single_s / len(single_keys) * 1000
+    print(f"shared PostgreSQL record, one batch of {keys:,} keys in one transaction "
+          f"(median of {rounds}):")
+    print(f"  batch (lock rows in key order + judge + update + commit): {db_ms:8.2f} ms "
+          f"(goal <= 50 ms)")
+    print(f"  against the file record's batch above: {db_ms:.2f} ms / {file_batch_ms:.2f} ms "
+          f"= {db_ms / file_batch_ms:.2f}x")
+    print(f"  with four different (source, target) pairs across the keys: {mixed_ms:.2f} ms")
+    print(f"  the same batch refused in full (a host whose peers signed first): "
+          f"{refused_ms:.2f} ms")
+    print(f"  one transaction per key over {len(single_keys)} keys: {per_key_ms:.2f} ms per "
+          f"key, extrapolated to {keys:,}: {per_key_ms * keys / 1000:.1f} s "
+          f"({per_key_ms * keys / db_ms:.0f}x the one-transaction batch)")
+
+
+def bench_import(
+    directory: Path, validators: int = 10_000, db_urls: list[str] | None = None
+) -> None:
     path = directory / "complete.json"
     started = time.perf_counter()
     size = write_complete_interchange(path, validators)
@@ -230,6 +298,17 @@ def bench_import(directory: Path, validators: int = 10_000) -> None:
           f"(goal <= 2x), peak RSS {peak:.1f} MiB (goal <= 256), time goal <= 20 s")
     print(f"  exact parser alone (the path for unusual layouts): {exact[0]:.2f} s, "
           f"peak RSS {exact[1]:.1f} MiB ({exact[0] / bare:.2f}x the bare parse)")
+    if db_urls:
+        db_runs = [
+            _timed_subprocess(_DB_IMPORT, str(path), url, str(validators)) for url in db_urls
+        ]
+        for seconds, rss in db_runs:
+            print(f"  import into the shared PostgreSQL record (parse, then one transaction): "
+                  f"{seconds:6.2f} s, peak RSS {rss:6.1f} MiB")
+        db_best = min(seconds for seconds, _ in db_runs)
+        db_peak = max(rss for _, rss in db_runs)
+        print(f"  best database import / best file record import: {db_best:.2f} s / "
+              f"{best:.2f} s = {db_best / best:.2f}x (goal <= 2x), peak RSS {db_peak:.1f} MiB")
     path.unlink()
 
 
@@ -240,13 +319,62 @@ def main() -> None:
         action="store_true",
         help="run parts 1 and 2 only (seconds instead of about a minute; for iterating)",
     )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="an empty PostgreSQL database for part 4 (default: a throwaway local cluster)",
+    )
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, "
           f"ijson backend {ijson.backend}, orjson {orjson.__version__}")
-    with tempfile.TemporaryDirectory(prefix="bench-sp-") as temp:
-        bench_batch(Path(temp))
+    with tempfile.TemporaryDirectory(prefix="bench-sp-") as temp, _databases(args.db) as urls:
+        file_batch_ms = bench_batch(Path(temp))
+        bench_db_batch(urls[0], file_batch_ms)
         if not args.batch_only:
-            bench_import(Path(temp))
+            bench_import(Path(temp), db_urls=urls[1:])
+
+
+@contextlib.contextmanager
+def _databases(given: str | None) -> Iterator[list[str]]:
+    """Three empty databases with the schema: the batch's and two imports' (fresh ones, so
+    the imports are measured as the first, like the file record's into a new directory)."""
+    import psycopg
+
+    from bench.support.pg_cluster import Cluster
+    from slashing_protection.postgres import db_init, describe_url
+
+    cluster = None if given else Cluster(fsync=True)
+    admin = given or cluster.url()  # type: ignore[union-attr]
+    names = [f"bench_sp_{os.getpid()}_{n}" for n in range(3)]
+    try:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            version = connection.execute("SHOW server_version").fetchone()
+            settings = connection.execute(
+                "SELECT string_agg(name || '=' || setting, ', ' ORDER BY name) FROM "
+                "pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'shared_buffers')"
+            ).fetchone()
+            for name in names:
+                connection.execute(f"CREATE DATABASE {name}".encode())
+        urls = [_with_dbname(admin, name) for name in names]
+        for url in urls:
+            db_init(url)
+        where = describe_url(admin) if given else "a throwaway local cluster (Unix socket)"
+        print(f"PostgreSQL {version[0] if version else '?'} on {where}; "
+              f"{settings[0] if settings else ''}")
+        yield urls
+    finally:
+        if cluster is not None:
+            cluster.destroy()
+        else:
+            with psycopg.connect(admin, autocommit=True) as connection:
+                for name in names:
+                    connection.execute(f"DROP DATABASE IF EXISTS {name}".encode())
+
+
+def _with_dbname(url: str, dbname: str) -> str:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    return make_conninfo(**{**conninfo_to_dict(url), "dbname": dbname})
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Durable EIP-3076 slashing protection: the minimal record, its lock, interchange import/export.
 
 `SlashingProtection.open(validators_dir, genesis_validators_root, register=...)` is the
-record a signer checks and writes before every block or attestation signature.
+record a signer checks and writes before every block or attestation signature;
+`open_record(dir_or_postgresql_url, ...)` opens either it or the shared PostgreSQL record
+(`slashing_protection.postgres`), both `SlashingProtectionRecord`s.
 """
 
 from slashing_protection.errors import (
@@ -17,6 +19,8 @@ from slashing_protection.errors import (
     SlashingProtectionError,
 )
 from slashing_protection.interchange import ParsedInterchange, parse_interchange
+from slashing_protection.opening import is_database_url, open_offline_record, open_record
+from slashing_protection.protocol import SlashingProtectionRecord
 from slashing_protection.record import LOCK_FILE, RECORD_FILE, SlashingProtection
 from slashing_protection.rule import Watermark
 from slashing_protection.verdict import RecordRefusal, Verdict
@@ -37,7 +41,11 @@ __all__ = [
     "RecordWriteError",
     "SlashingProtection",
     "SlashingProtectionError",
+    "SlashingProtectionRecord",
     "Verdict",
     "Watermark",
+    "is_database_url",
+    "open_offline_record",
+    "open_record",
     "parse_interchange",
 ]

@@ -1,7 +1,9 @@
 """`slashing-protection`: offline import, export and display of the record.
 
 Each command takes the directory's lock, so it refuses while a validator runs on the same
---validators-dir. Errors print one line on stderr and exit non-zero; the record is then
+--validators-dir. With --slashing-protection-db URL they work on the shared PostgreSQL
+record instead (which running clients may use meanwhile: every change is one transaction);
+`db-init` creates its schema. Errors print one line on stderr and exit non-zero; the record is then
 exactly as it was. The `app` object is also mounted as `validator slashing-protection`.
 """
 
@@ -26,7 +28,8 @@ from slashing_protection.errors import (
 )
 from slashing_protection.interchange import parse_pubkey
 from slashing_protection.lock import remove_created, topmost_missing
-from slashing_protection.record import SlashingProtection
+from slashing_protection.opening import is_database_url, open_offline_record
+from slashing_protection.record import RECORD_FILE
 
 app = typer.Typer(
     name="slashing-protection",
@@ -38,10 +41,18 @@ app = typer.Typer(
 )
 
 ValidatorsDir = Annotated[
-    Path,
+    Path | None,
     typer.Option(
         "--validators-dir",
         help="The validator's directory, holding slashing_protection.json and its lock.",
+        show_default=False,
+    ),
+]
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--slashing-protection-db",
+        help="The shared record in PostgreSQL (postgresql://...), instead of --validators-dir.",
         show_default=False,
     ),
 ]
@@ -49,6 +60,24 @@ ValidatorsDir = Annotated[
 
 class CommandError(Exception):
     """A problem the command reports in one line (not a record error)."""
+
+
+def _location(validators_dir: Path | None, database: str | None) -> tuple[Path | str, str]:
+    """The record to open (a directory or a URL) and how messages name it."""
+    if (validators_dir is None) == (database is None):
+        raise CommandError(
+            "give exactly one of --validators-dir DIR and --slashing-protection-db URL"
+        )
+    if database is not None:
+        if not is_database_url(database):
+            raise CommandError(
+                "--slashing-protection-db must be a postgresql:// (or postgres://) URL"
+            )
+        from slashing_protection.postgres import describe_url
+
+        return database, describe_url(database)
+    assert validators_dir is not None
+    return validators_dir, str(validators_dir / RECORD_FILE)
 
 
 @contextlib.contextmanager
@@ -99,28 +128,31 @@ def import_command(
     file: Annotated[
         Path, typer.Argument(help="An EIP-3076 version 5 interchange (complete or minimal).")
     ],
-    validators_dir: ValidatorsDir,
+    validators_dir: ValidatorsDir = None,
+    database: DatabaseUrl = None,
 ) -> None:
     """Merge an interchange into the record by maximum, all or nothing.
 
-    Creates the record for the file's chain when the directory has none.
+    Creates the record for the file's chain when the directory (or database) has none.
     """
     with _one_line_errors():
+        location, where = _location(validators_dir, database)
         try:
             size = file.stat().st_size
         except OSError as exc:
             raise InterchangeReadError(f"cannot read {file}: {exc.strerror or exc}") from None
-        created = topmost_missing(validators_dir)  # removed again if the import fails
+        # A directory the import creates is removed again if the import fails.
+        created = topmost_missing(validators_dir) if validators_dir is not None else None
         try:
-            with SlashingProtection.open_offline(validators_dir, create_directory=True) as record:
+            with open_offline_record(location, create_directory=True) as record:
                 with _progress(size, f"importing {file.name}") as progress:
                     covered = record.import_interchange(file, progress=progress)
         except BaseException:
-            if created is not None:
+            if created is not None and validators_dir is not None:
                 remove_created(validators_dir, created)
             raise
         typer.echo(
-            f"imported the history of {len(covered)} key(s) from {file} into {record.path} "
+            f"imported the history of {len(covered)} key(s) from {file} into {where} "
             f"(genesis_validators_root 0x{record.genesis_validators_root.hex()})"
         )
 
@@ -128,7 +160,8 @@ def import_command(
 @app.command("export")
 def export_command(
     file: Annotated[Path, typer.Argument(help="Where to write the interchange (must not exist).")],
-    validators_dir: ValidatorsDir,
+    validators_dir: ValidatorsDir = None,
+    database: DatabaseUrl = None,
     pubkey: Annotated[
         list[str] | None,
         typer.Option(
@@ -140,15 +173,16 @@ def export_command(
 ) -> None:
     """Write the record (or the named keys) as a minimal EIP-3076 interchange."""
     with _one_line_errors():
+        location, where = _location(validators_dir, database)
         keys = [parse_pubkey(text, "--pubkey") for text in pubkey or ()]
         if os.path.lexists(file):
             raise CommandError(
                 f"{file} already exists; choose a new file name, nothing was written"
             )
-        with SlashingProtection.open_offline(validators_dir) as record:
+        with open_offline_record(location) as record:
             if not record.exists:
                 raise RecordMissingError(
-                    f"there is no slashing-protection record in {validators_dir}; nothing to export"
+                    f"there is no slashing-protection record at {where}; nothing to export"
                 )
             known = set(record.pubkeys())
             missing = [key for key in dict.fromkeys(keys) if key not in known]
@@ -186,17 +220,18 @@ def _show_number(value: int | None) -> str:
 
 
 @app.command("show")
-def show_command(validators_dir: ValidatorsDir) -> None:
+def show_command(
+    validators_dir: ValidatorsDir = None, database: DatabaseUrl = None
+) -> None:
     """Print the record: per key the highest block slot and attestation source/target."""
     with _one_line_errors():
-        with SlashingProtection.open_offline(validators_dir) as record:
+        location, where = _location(validators_dir, database)
+        with open_offline_record(location) as record:
             if not record.exists:
-                raise RecordMissingError(
-                    f"there is no slashing-protection record in {validators_dir}"
-                )
+                raise RecordMissingError(f"there is no slashing-protection record at {where}")
             keys = record.pubkeys()
             lines = [
-                f"record: {record.path}",
+                f"record: {where}",
                 f"genesis_validators_root: 0x{record.genesis_validators_root.hex()}",
                 f"keys: {len(keys)}  ('-' means never signed)",
                 f"{'pubkey':<98}  {'block_slot':>10}  {'source':>8}  {'target':>8}",
@@ -209,6 +244,32 @@ def show_command(validators_dir: ValidatorsDir) -> None:
                     f"{_show_number(mark.source):>8}  {_show_number(mark.target):>8}"
                 )
         typer.echo("\n".join(lines))
+
+
+@app.command("db-init")
+def db_init_command(
+    database: Annotated[
+        str,
+        typer.Option(
+            "--slashing-protection-db",
+            help="The PostgreSQL database of the shared record (postgresql://...).",
+            show_default=False,
+        ),
+    ],
+) -> None:
+    """Create (or upgrade) the shared record's schema in PostgreSQL; safe to run again."""
+    with _one_line_errors():
+        _location(None, database)
+        from slashing_protection.postgres import SCHEMA_VERSION, db_init, describe_url
+
+        applied = db_init(database)
+        where = describe_url(database)
+        if applied:
+            done = ", ".join(map(str, applied))
+            typer.echo(f"applied schema migration(s) {done} to {where}; it is at version "
+                       f"{SCHEMA_VERSION}")
+        else:
+            typer.echo(f"{where} already has schema version {SCHEMA_VERSION}; nothing to do")
 
 
 def main() -> None:

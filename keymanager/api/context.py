@@ -4,9 +4,10 @@
 slashing-protection record, the signer, the chain's genesis_validators_root and
 a way to find a validator's index. The record and the signer are described by
 protocols defined here, so the API depends only on the calls it makes and never
-imports the validator: `slashing_protection.SlashingProtection` satisfies
-`KeymanagerRecord`, and `validator.keymanager_server.KeymanagerSigning` (over
-the validator's signer and chain) satisfies `KeymanagerSigner`.
+imports the validator: `KeymanagerRecord` is slashing_protection's record
+protocol (the file record and the shared PostgreSQL record satisfy it), and
+`validator.keymanager_server.KeymanagerSigning` (over the validator's signer and
+chain) satisfies `KeymanagerSigner`.
 """
 
 from __future__ import annotations
@@ -16,23 +17,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from keymanager.store import ValidatorStore
-from slashing_protection import ParsedInterchange
+from slashing_protection import SlashingProtectionRecord
 
 # The execution gas limit proposed when neither the key's setting nor the
 # command line names one (the value most of mainnet signals today).
 DEFAULT_GAS_LIMIT = 36_000_000
 
 
-class KeymanagerRecord(Protocol):
-    """The calls the API makes on the slashing-protection record (they block: run in threads)."""
-
-    def import_interchange(self, data: ParsedInterchange) -> frozenset[bytes]: ...
-
-    def export_interchange(self, pubkeys: Iterable[bytes] | None = None) -> bytes: ...
-
-    def register(self, pubkeys: Iterable[bytes]) -> None: ...
-
-    def contains(self, pubkey: bytes) -> bool: ...
+KeymanagerRecord = SlashingProtectionRecord
+"""The slashing-protection record the API imports into, exports from and registers keys in
+(blocking calls: run in threads): the file record or the shared PostgreSQL one, behind
+slashing_protection's one protocol."""
 
 
 class KeymanagerSigner(Protocol):

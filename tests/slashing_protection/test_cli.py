@@ -200,4 +200,4 @@ def test_app_and_main_are_exported_for_the_validator_cli() -> None:
     assert isinstance(app, typer.Typer)
     assert callable(main)
     names = {command.name for command in app.registered_commands}
-    assert names == {"import", "export", "show"}
+    assert names == {"import", "export", "show", "db-init"}

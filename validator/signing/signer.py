@@ -28,12 +28,16 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from remerkleable.core import View
 
 import crypto_backend
-from slashing_protection import RecordRefusal, SlashingProtectionError, Verdict
+from slashing_protection import (
+    RecordRefusal,
+    SlashingProtectionError,
+    SlashingProtectionRecord,
+    Verdict,
+)
 from slashing_protection.blocking import run_to_completion
 from validator.consensus.signing_roots import (
     aggregate_and_proof_signing_root,
@@ -82,16 +86,9 @@ from validator.signing.types import (
 log = logging.getLogger("validator.signer")
 
 
-class SlashingRecord(Protocol):
-    """What the signer uses of ``slashing_protection.SlashingProtection`` (blocking calls)."""
-
-    def block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
-
-    def record_block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
-
-    def record_attestations_verdicts(
-        self, items: Sequence[tuple[bytes, int, int]]
-    ) -> list[Verdict]: ...
+SlashingRecord = SlashingProtectionRecord
+"""The record the signer checks and writes (blocking calls): the file record or the shared
+PostgreSQL one, behind slashing_protection's one protocol."""
 
 
 # The record's reason for a refusal, as the signer reports it.
@@ -131,7 +128,7 @@ class _JudgedData:
 class Signer:
     """The async signing service (see the module docstring).
 
-    ``record`` is the open ``SlashingProtection`` of the validators directory;
+    ``record`` is the open slashing-protection record (the file record or the shared one);
     ``clock`` gives Unix seconds (the far-future guard's wall clock).
     """
 

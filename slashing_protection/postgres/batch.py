@@ -1,0 +1,207 @@
+"""The shared record's batch: argument checks, the SQL a batch runs (its rows locked in
+pubkey order, watermarks raised with GREATEST), the locked rows as columns, and the
+batch's judging by the minimal rule."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import compress, repeat
+from operator import countOf
+from typing import Any
+
+import orjson
+
+from slashing_protection.interchange import PUBKEY_BYTES
+from slashing_protection.rule import (
+    UINT64_MAX,
+    attestation_allowed,
+    attestations_allowed,
+    is_uint64,
+)
+
+# Stands for "no record" in the column comparisons (as in the file record): no uint64
+# source is >= it and no uint64 target is > it.
+_UNKNOWN = UINT64_MAX + 1
+KEYS_TABLE = "slashing_protection_keys"
+
+# --------------------------------------------------------------------------- argument checks
+
+
+def check_pubkey(pubkey: object) -> bytes:
+    if type(pubkey) is not bytes or len(pubkey) != PUBKEY_BYTES:
+        raise ValueError(f"a pubkey must be {PUBKEY_BYTES} bytes, got {pubkey!r:.60}")
+    return pubkey
+
+
+def check_uint64(value: object, what: str) -> int:
+    if not is_uint64(value):
+        raise ValueError(f"{what} must be an int in [0, 2**64 - 1], got {value!r:.40}")
+    assert isinstance(value, int)
+    return value
+
+
+def check_column(values: list[Any], what: str) -> None:
+    """`check_uint64` over a column, in C-level passes unless one value is wrong."""
+    if countOf(map(type, values), int) == len(values) and (
+        not values or (min(values) >= 0 and max(values) <= UINT64_MAX)
+    ):
+        return
+    for value in values:
+        check_uint64(value, what)
+
+
+def check_pubkeys(pubkeys: list[Any]) -> None:
+    if pubkeys and (set(map(type, pubkeys)) != {bytes} or set(map(len, pubkeys)) != {48}):
+        for pubkey in pubkeys:
+            check_pubkey(pubkey)
+
+
+def numbers_literal(values: Iterable[int]) -> str:
+    """A numeric[] literal ("{1,2,3}") rendered in one C call (NEVER is -1, see NULLIF)."""
+    return "{" + orjson.dumps(list(values))[1:-1].decode() + "}"
+
+
+def keys_param(pubkeys: list[bytes]) -> dict[str, Any]:
+    return {"keys": b"".join(pubkeys), "count": len(pubkeys)}
+
+
+def _split_keys(blob: bytes | None) -> list[bytes]:
+    if not blob:
+        return []
+    return [blob[i : i + PUBKEY_BYTES] for i in range(0, len(blob), PUBKEY_BYTES)]
+
+
+def _parse_numbers(text: str | None) -> list[int]:
+    return orjson.loads("[" + text + "]") if text else []
+
+
+# The locked rows of a batch, aggregated into one value per column. The four aggregates
+# read the locked rows in one pass, so their entries line up. Keys travel as one bytea of
+# 48-byte pieces: far cheaper for the driver than a bytea[] of 10,000 items.
+LOCK_ROWS = f"""
+WITH locked AS (
+    SELECT pubkey, block_slot, source_epoch, target_epoch FROM {KEYS_TABLE}
+    WHERE pubkey IN (
+        SELECT substring(%(keys)b::bytea FROM n * 48 + 1 FOR 48)
+        FROM generate_series(0, %(count)s::int - 1) AS n
+    )
+    ORDER BY pubkey FOR NO KEY UPDATE
+)
+SELECT string_agg(pubkey, ''::bytea),
+       string_agg(coalesce(block_slot, -1)::text, ','),
+       string_agg(coalesce(source_epoch, -1)::text, ','),
+       string_agg(coalesce(target_epoch, -1)::text, ',')
+FROM locked
+"""
+
+RAISE_ATTESTATIONS = f"""
+UPDATE {KEYS_TABLE} AS k
+SET source_epoch = GREATEST(k.source_epoch, u.source),
+    target_epoch = GREATEST(k.target_epoch, u.target)
+FROM (
+    SELECT substring(%(keys)b::bytea FROM (n::int - 1) * 48 + 1 FOR 48) AS pubkey,
+           source, target
+    FROM unnest(%(sources)s::numeric[], %(targets)s::numeric[])
+        WITH ORDINALITY AS x(source, target, n)
+) AS u
+WHERE k.pubkey = u.pubkey
+"""
+
+RAISE_BLOCK = f"""
+UPDATE {KEYS_TABLE} SET block_slot = GREATEST(block_slot, %s::numeric) WHERE pubkey = %s
+"""
+
+READ_ONE = f"""
+SELECT coalesce(block_slot, -1), coalesce(source_epoch, -1), coalesce(target_epoch, -1)
+FROM {KEYS_TABLE} WHERE pubkey = %s
+"""
+
+MERGE = f"""
+INSERT INTO {KEYS_TABLE} (pubkey, block_slot, source_epoch, target_epoch)
+SELECT u.pubkey, NULLIF(u.slot, -1), NULLIF(u.source, -1), NULLIF(u.target, -1)
+FROM unnest(%s::bytea[], %s::numeric[], %s::numeric[], %s::numeric[])
+    WITH ORDINALITY AS u(pubkey, slot, source, target, n)
+ORDER BY u.n
+ON CONFLICT (pubkey) DO UPDATE SET
+    block_slot = GREATEST({KEYS_TABLE}.block_slot, EXCLUDED.block_slot),
+    source_epoch = GREATEST({KEYS_TABLE}.source_epoch, EXCLUDED.source_epoch),
+    target_epoch = GREATEST({KEYS_TABLE}.target_epoch, EXCLUDED.target_epoch)
+"""
+
+REGISTER = f"""
+INSERT INTO {KEYS_TABLE} (pubkey)
+SELECT u.pubkey FROM unnest(%s::bytea[]) WITH ORDINALITY AS u(pubkey, n) ORDER BY u.n
+ON CONFLICT (pubkey) DO NOTHING
+"""
+
+
+class LockedRows:
+    """A batch's rows as locked: per key its (slot, source, target), NEVER for none."""
+
+    __slots__ = ("slot", "source", "target")
+
+    def __init__(self, row: tuple[Any, ...] | None) -> None:
+        keys = _split_keys(row[0] if row else None)
+        slots = _parse_numbers(row[1] if row else None)
+        sources = _parse_numbers(row[2] if row else None)
+        targets = _parse_numbers(row[3] if row else None)
+        self.slot = dict(zip(keys, slots, strict=True))
+        self.source = dict(zip(keys, sources, strict=True))
+        self.target = dict(zip(keys, targets, strict=True))
+
+
+def judge_batch(
+    locked: LockedRows,
+    lowered: set[bytes],
+    pubkeys: list[bytes],
+    sources: list[int],
+    targets: list[int],
+) -> tuple[list[bool], list[bytes], list[int], list[int]]:
+    """The batch's verdicts by the rule, and the keys it raises with their new values.
+
+    Keys without a row, or rolled back (`lowered`), are refused. A key named twice is
+    judged against its own earlier verdict, as in the file record.
+    """
+    last_source, last_target = locked.source, locked.target
+    if lowered:
+        last_source = {k: v for k, v in last_source.items() if k not in lowered}
+        last_target = {k: v for k, v in last_target.items() if k not in lowered}
+    if len(set(pubkeys)) == len(pubkeys):
+        verdicts = attestations_allowed(
+            sources=sources,
+            last_sources=map(last_source.get, pubkeys, repeat(_UNKNOWN)),
+            targets=targets,
+            last_targets=map(last_target.get, pubkeys, repeat(_UNKNOWN)),
+        )
+        if all(verdicts):
+            return verdicts, pubkeys, sources, targets
+        return (
+            verdicts,
+            list(compress(pubkeys, verdicts)),
+            list(compress(sources, verdicts)),
+            list(compress(targets, verdicts)),
+        )
+    latest: dict[bytes, tuple[int, int]] = {}
+    verdicts = []
+    for pubkey, source, target in zip(pubkeys, sources, targets, strict=True):
+        last = latest.get(pubkey)
+        if last is None:
+            stored = last_source.get(pubkey)
+            if stored is None:
+                verdicts.append(False)
+                continue
+            last = (stored, last_target[pubkey])
+        allowed = attestation_allowed(
+            last_source=last[0], last_target=last[1], source=source, target=target
+        )
+        if allowed:
+            latest[pubkey] = (source, target)
+        verdicts.append(allowed)
+    changed = list(latest)
+    return (
+        verdicts,
+        changed,
+        [latest[key][0] for key in changed],
+        [latest[key][1] for key in changed],
+    )
+

@@ -1,0 +1,72 @@
+"""The interface every slashing-protection record offers, whichever store is behind it.
+
+`SlashingProtection` (the file record of one validators directory) and
+`PostgresSlashingProtection` (the record several hosts share) both satisfy it, so the
+signer (`validator.signing.signer.SlashingRecord`), the Keymanager API
+(`keymanager.api.KeymanagerRecord`) and the CLI use this one protocol and cannot tell them
+apart. The `_verdict` methods answer why a message was refused (`slashing_protection.Verdict`);
+the bool methods are their `allowed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from types import TracebackType
+from typing import Protocol
+
+from slashing_protection.interchange import InterchangeSource, ParsedInterchange, Progress
+from slashing_protection.rule import Watermark
+from slashing_protection.verdict import Verdict
+
+
+class SlashingProtectionRecord(Protocol):
+    """The minimal EIP-3076 record: check, durable record, only then True."""
+
+    @property
+    def genesis_validators_root(self) -> bytes: ...
+
+    @property
+    def exists(self) -> bool: ...
+
+    def pubkeys(self) -> list[bytes]: ...
+
+    def contains(self, pubkey: bytes) -> bool: ...
+
+    def watermark(self, pubkey: bytes) -> Watermark | None: ...
+
+    def block_allowed(self, pubkey: bytes, slot: int) -> bool: ...
+
+    def block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
+
+    def attestation_allowed(self, pubkey: bytes, source: int, target: int) -> bool: ...
+
+    def attestation_verdict(self, pubkey: bytes, source: int, target: int) -> Verdict: ...
+
+    def record_block(self, pubkey: bytes, slot: int) -> bool: ...
+
+    def record_block_verdict(self, pubkey: bytes, slot: int) -> Verdict: ...
+
+    def record_attestations(self, items: Sequence[tuple[bytes, int, int]]) -> list[bool]: ...
+
+    def record_attestations_verdicts(
+        self, items: Sequence[tuple[bytes, int, int]]
+    ) -> list[Verdict]: ...
+
+    def register(self, pubkeys: Iterable[bytes]) -> None: ...
+
+    def import_interchange(
+        self, data: InterchangeSource | ParsedInterchange, *, progress: Progress | None = None
+    ) -> frozenset[bytes]: ...
+
+    def export_interchange(self, pubkeys: Iterable[bytes] | None = None) -> bytes: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> SlashingProtectionRecord: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
