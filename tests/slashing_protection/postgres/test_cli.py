@@ -12,8 +12,8 @@ import pytest
 from slashing_protection import SlashingProtection, Watermark
 from slashing_protection.postgres import SCHEMA_VERSION, PostgresSlashingProtection
 from tests.slashing_protection.postgres.support import snapshot
-from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey
 from tests.slashing_protection.test_cli import assert_one_line_error, run
+from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)
 

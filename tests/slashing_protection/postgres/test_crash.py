@@ -1,7 +1,7 @@
 """SIGKILL a process that records in the shared record at random moments, 60 times.
 
-As tests/slashing_protection/test_crash.py does for the file record: a forked child records attestation
-batches and blocks as fast as it can (some slashable on purpose) and "releases" each
+As tests/slashing_protection/test_crash.py does for the file record: a forked child
+records attestation batches and blocks as fast as it can (some slashable on purpose) and "releases" each
 allowed message on a pipe; the parent kills it after a random delay (with or without a
 transaction open), then checks that the database covers every released message and that
 no watermark went down. A client that vanishes mid-transaction is rolled back by the
@@ -17,8 +17,8 @@ import time
 
 from slashing_protection import Watermark
 from slashing_protection.postgres import PostgresSlashingProtection
-from tests.support.records import ROOT, pubkey
 from tests.slashing_protection.test_crash import _at_least, _read_all
+from tests.support.records import ROOT, pubkey
 
 KEYS = [pubkey(n) for n in range(6)]
 ROUNDS = 60

@@ -10,8 +10,8 @@ import pytest
 
 from slashing_protection import Watermark
 from slashing_protection.postgres import PostgresSlashingProtection
-from tests.validator.signing.support import GVR, Clock, attestation_data, make_chain
 from tests.slashing_protection.postgres.support import allow_commits, fail_commits, snapshot
+from tests.validator.signing.support import GVR, Clock, attestation_data, make_chain
 from validator.consensus.interop import interop_keypair
 from validator.consensus.spec import ChainSpec
 from validator.consensus.ssz import fulu, to_json
