@@ -34,7 +34,11 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     """Every module of the packages: dotted name -> (file, is a package __init__)."""
     found: dict[str, tuple[Path, bool]] = {}
     for package in PACKAGES:
-        for path in sorted((REPO_ROOT / package).rglob("*.py")):
+        # A native extension has no .py: its .pyi stub names it (and its imports),
+        # so `from crypto_backend import _native` is an edge to `_native`, not to
+        # the package's __init__.
+        sources = [*(REPO_ROOT / package).rglob("*.py"), *(REPO_ROOT / package).rglob("*.pyi")]
+        for path in sorted(sources):
             parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
             is_package = parts[-1] == "__init__"
             if is_package:

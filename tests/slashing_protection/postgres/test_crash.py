@@ -1,11 +1,11 @@
 """SIGKILL a process that records in the shared record at random moments, 60 times.
 
-As tests/slashing_protection/test_crash.py does for the file record: a forked child
-records attestation batches and blocks as fast as it can (some slashable on purpose) and "releases" each
-allowed message on a pipe; the parent kills it after a random delay (with or without a
-transaction open), then checks that the database covers every released message and that
-no watermark went down. A client that vanishes mid-transaction is rolled back by the
-server.
+As tests/slashing_protection/test_crash.py does for the file record: a forked
+child records attestation batches and blocks as fast as it can (some slashable on
+purpose) and "releases" each allowed message on a pipe; the parent kills it after a
+random delay (with or without a transaction open), then checks that the database
+covers every released message and that no watermark went down. A client that
+vanishes mid-transaction is rolled back by the server.
 """
 
 from __future__ import annotations
