@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import crypto_backend
 from keymanager.api import DEFAULT_HOST as KEYMANAGER_DEFAULT_HOST
 from keymanager.api import DEFAULT_PORT as KEYMANAGER_DEFAULT_PORT
 from keymanager.errors import StoreError
@@ -234,6 +235,9 @@ class ValidatorService:
         options = self.options
         if not options.validators_dir.is_dir():
             raise StartupError(f"the validators directory {options.validators_dir} does not exist")
+        # Which BLS code signs and verifies (backend, library versions, threads, SIMD
+        # path): the first thing to know when comparing two hosts' speed.
+        log.info("crypto backend: %s", crypto_backend.info())
         async with contextlib.AsyncExitStack() as parts:
             # Entered first so that it unwinds last: every signature made is on
             # record before the lock is let go, after the servers and the client.

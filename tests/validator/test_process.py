@@ -76,6 +76,9 @@ async def test_sigterm_stops_cleanly_exits_0_and_releases_the_lock(
         )
         duty_line = lines[-1]
         assert {"ts", "level", "logger", "message", "slot", "validators"} <= set(duty_line)
+        crypto_line = next(e for e in lines if str(e["message"]).startswith("crypto backend: "))
+        assert "'backend': 'blst'" in str(crypto_line["message"])
+        assert "'simd': " in str(crypto_line["message"])
         metrics_line = next(e for e in lines if str(e["message"]).startswith("metrics on "))
         metrics_url = str(metrics_line["message"]).removeprefix("metrics on ")
         async with aiohttp.ClientSession() as session, session.get(metrics_url) as response:
