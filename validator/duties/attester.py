@@ -27,6 +27,7 @@ from remerkleable.core import View
 from validator.beacon import AttesterDuty, BeaconApiError, BeaconNodeError
 from validator.consensus.encoding import to_hex
 from validator.consensus.forks import ForkName
+from validator.consensus.spec import UnsupportedForkError
 from validator.consensus.ssz import AttestationData, SszInputError, from_json, to_json
 from validator.consensus.ssz.electra import AggregateAndProof, Attestation
 from validator.duties.context import (
@@ -99,14 +100,14 @@ class Attester:
             return made
         kind = DutyKind.ATTESTATION
         indices = [duty.validator_index for duty in duties]
-        fork = self._ctx.chain.fork_name_at(self._ctx.chain.epoch_at_slot(slot))
-        if not fork.at_least(ForkName.ELECTRA):
+        fork, unsupported = self._signable_fork(slot)
+        if fork is None:
             refuse(kind, "unsupported_fork")
             report(
                 slot,
                 kind,
                 outcomes_of(indices, [DutyResult.REFUSED] * len(duties)),
-                {DutyResult.REFUSED: f"this client attests from Electra on, not in {fork.value}"},
+                {DutyResult.REFUSED: unsupported},
             )
             return made
         data, result, problem = await self.fetch_data(slot)
@@ -161,6 +162,21 @@ class Attester:
             }
         report(slot, kind, outcomes, details)
         return made
+
+    def _signable_fork(self, slot: int) -> tuple[ForkName | None, str]:
+        """The fork at ``slot`` when this client attests in it; else None and why not.
+
+        A fork the client does not know raises UnsupportedForkError in the chain spec:
+        that is a refusal like any other, not a failure of the duty.
+        """
+        chain = self._ctx.chain
+        try:
+            fork = chain.fork_name_at(chain.epoch_at_slot(slot))
+        except UnsupportedForkError as error:
+            return None, str(error)
+        if not fork.at_least(ForkName.ELECTRA):
+            return None, f"this client attests from Electra on, not in {fork.value}"
+        return fork, ""
 
     # -- aggregator selection ----------------------------------------------------
 
@@ -225,7 +241,12 @@ class Attester:
                 report(slot, kind, outcomes, {result: problem})
                 return
         data_root = bytes(data.hash_tree_root())
-        fork = self._ctx.chain.fork_name_at(self._ctx.chain.epoch_at_slot(slot))
+        fork, unsupported = self._signable_fork(slot)
+        if fork is None:
+            refuse(kind, "unsupported_fork")
+            outcomes += [(duty.validator_index, DutyResult.REFUSED) for duty in aggregating]
+            report(slot, kind, outcomes, {DutyResult.REFUSED: unsupported})
+            return
         by_committee: dict[int, list[AttesterDuty]] = defaultdict(list)
         for duty in aggregating:
             by_committee[duty.committee_index].append(duty)

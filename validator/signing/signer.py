@@ -422,31 +422,41 @@ class Signer:
         self, slot: int, pubkeys: Sequence[bytes]
     ) -> list[SigningResult]:
         """Every key's aggregator selection proof for ``slot`` (one shared root)."""
-        root = selection_proof_signing_root(self.chain, slot)
-        return await self._sign_batch(
-            SigningKind.SELECTION_PROOF, [(pubkey, root) for pubkey in pubkeys]
-        )
+        kind = SigningKind.SELECTION_PROOF
+        try:
+            root = selection_proof_signing_root(self.chain, slot)
+        except UnsupportedForkError as error:
+            return self._refuse_unsupported_fork(kind, pubkeys, error)
+        return await self._sign_batch(kind, [(pubkey, root) for pubkey in pubkeys])
 
     async def sign_sync_committee_messages(
         self, slot: int, beacon_block_root: bytes, pubkeys: Sequence[bytes]
     ) -> list[SigningResult]:
         """Every sync committee member's message for ``slot`` (one shared root)."""
-        root = sync_committee_message_signing_root(self.chain, slot, beacon_block_root)
-        return await self._sign_batch(
-            SigningKind.SYNC_COMMITTEE_MESSAGE, [(pubkey, root) for pubkey in pubkeys]
-        )
+        kind = SigningKind.SYNC_COMMITTEE_MESSAGE
+        try:
+            root = sync_committee_message_signing_root(self.chain, slot, beacon_block_root)
+        except UnsupportedForkError as error:
+            return self._refuse_unsupported_fork(kind, pubkeys, error)
+        return await self._sign_batch(kind, [(pubkey, root) for pubkey in pubkeys])
 
     async def sign_sync_committee_selection_proofs(
         self, requests: Sequence[SyncSelectionRequest]
     ) -> list[SigningResult]:
+        kind = SigningKind.SYNC_COMMITTEE_SELECTION_PROOF
         roots: dict[tuple[int, int], bytes] = {}
         jobs = []
-        for request in requests:
-            key = (request.slot, request.subcommittee_index)
-            if key not in roots:
-                roots[key] = sync_committee_selection_proof_signing_root(self.chain, *key)
-            jobs.append((request.pubkey, roots[key]))
-        return await self._sign_batch(SigningKind.SYNC_COMMITTEE_SELECTION_PROOF, jobs)
+        try:
+            for request in requests:
+                key = (request.slot, request.subcommittee_index)
+                if key not in roots:
+                    roots[key] = sync_committee_selection_proof_signing_root(self.chain, *key)
+                jobs.append((request.pubkey, roots[key]))
+        except UnsupportedForkError as error:
+            return self._refuse_unsupported_fork(
+                kind, [request.pubkey for request in requests], error
+            )
+        return await self._sign_batch(kind, jobs)
 
     async def sign_validator_registrations(
         self, registrations: Sequence[View]
@@ -548,6 +558,15 @@ class Signer:
         return results
 
     # ------------------------------------------------------------------ refusals
+
+    def _refuse_unsupported_fork(
+        self, kind: SigningKind, pubkeys: Sequence[bytes], error: UnsupportedForkError
+    ) -> list[SigningResult]:
+        """A batch at an epoch of a fork this client does not know: every key refused, counted."""
+        refusal = Refusal(RefusalReason.UNSUPPORTED_FORK, str(error))
+        results = [SigningResult(pubkey, refusal=refusal) for pubkey in pubkeys]
+        self._log_batch_refusals(kind, results)
+        return results
 
     def _refused(
         self, kind: SigningKind, pubkeys: Sequence[bytes], refusal: Refusal, what: str = ""
