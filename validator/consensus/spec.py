@@ -453,7 +453,20 @@ class ChainSpec:
 
 
 def _check_fork_schedule(forks: Sequence[ScheduledFork], schedule: Sequence[ApiFork]) -> int:
-    """Cross-check the fork schedule against the spec; return the first unknown fork's epoch."""
+    """Cross-check the fork schedule against the spec; return the first unknown fork's epoch.
+
+    Both endpoints describe the same schedule; a fork one of them schedules and the other
+    does not (or at another epoch) means one is wrong, and the fork guard would treat that
+    fork's epochs as the previous fork's. Neither is trusted over the other.
+    """
+    by_version = {fork.version: fork for fork in forks if fork.scheduled}
+    listed = {entry.current_version for entry in schedule}
+    for fork in by_version.values():
+        if fork.version not in listed:
+            raise ChainSpecError(
+                f"/eth/v1/config/spec schedules {fork.name.value} (0x{fork.version.hex()}) at "
+                f"epoch {fork.epoch}, but /eth/v1/config/fork_schedule does not list it"
+            )
     by_version = {fork.version: fork for fork in forks}
     unknown_fork_epoch = FAR_FUTURE_EPOCH
     for entry in schedule:
