@@ -199,7 +199,13 @@ class Attester:
         }
 
     async def aggregators(self, slot: int, duties: Sequence[AttesterDuty]) -> set[bytes]:
-        """The keys among ``duties`` (all of ``slot``) that aggregate their committee."""
+        """The keys among ``duties`` (all of ``slot``) that aggregate their committee.
+
+        None where this client does not aggregate (before Electra, or a fork it does not
+        know): no selection proof is signed for an aggregation that would be refused.
+        """
+        if self._signable_fork(slot)[0] is None:
+            return set()
         proofs = await self.selection_proofs(slot, duties)
         target = self._ctx.chain.target_aggregators_per_committee
         return {
@@ -222,6 +228,13 @@ class Attester:
         if not duties:
             return
         kind = DutyKind.AGGREGATE
+        fork, unsupported = self._signable_fork(slot)
+        if fork is None:
+            # Refused by design: before any selection proof is signed or anything fetched.
+            refuse(kind, "unsupported_fork")
+            refused = [(duty.validator_index, DutyResult.REFUSED) for duty in duties]
+            report(slot, kind, refused, {DutyResult.REFUSED: unsupported})
+            return
         chosen = await self.aggregators(slot, duties)
         outcomes: list[tuple[int, DutyResult]] = [
             (duty.validator_index, DutyResult.SKIPPED)
@@ -241,12 +254,6 @@ class Attester:
                 report(slot, kind, outcomes, {result: problem})
                 return
         data_root = bytes(data.hash_tree_root())
-        fork, unsupported = self._signable_fork(slot)
-        if fork is None:
-            refuse(kind, "unsupported_fork")
-            outcomes += [(duty.validator_index, DutyResult.REFUSED) for duty in aggregating]
-            report(slot, kind, outcomes, {DutyResult.REFUSED: unsupported})
-            return
         by_committee: dict[int, list[AttesterDuty]] = defaultdict(list)
         for duty in aggregating:
             by_committee[duty.committee_index].append(duty)
