@@ -32,9 +32,11 @@ from validator.consensus.ssz import AttestationData, SszInputError, from_json, t
 from validator.consensus.ssz.electra import AggregateAndProof, Attestation
 from validator.duties.context import (
     DutyContext,
+    deadline_passed,
+    missed,
     observe_publish_delay,
     outcomes_of,
-    publish,
+    publish_in_time,
     refuse,
     report,
 )
@@ -115,6 +117,10 @@ class Attester:
             report(slot, kind, outcomes_of(indices, [result] * len(duties)), {result: problem})
             return made
         made.data = data
+        if deadline_passed(self._ctx.clock, kind, slot):
+            late = missed(self._ctx.clock, kind, slot, len(duties))
+            report(slot, kind, outcomes_of(indices, late.results), {DutyResult.MISSED: late.detail})
+            return made
         results = await self._ctx.signer.sign_attestations(
             [AttestationRequest(duty.pubkey, data) for duty in duties]
         )
@@ -146,8 +152,13 @@ class Attester:
                 }
                 for duty, signature in to_publish
             ]
-            publication = await publish(
-                self._ctx.client.publish_attestations(messages, consensus_version=fork.value),
+            publication = await publish_in_time(
+                self._ctx.clock,
+                kind,
+                slot,
+                lambda: self._ctx.client.publish_attestations(
+                    messages, consensus_version=fork.value
+                ),
                 len(messages),
             )
             published_duties = [duty for duty, _ in to_publish]
@@ -235,6 +246,11 @@ class Attester:
             refused = [(duty.validator_index, DutyResult.REFUSED) for duty in duties]
             report(slot, kind, refused, {DutyResult.REFUSED: unsupported})
             return
+        if deadline_passed(self._ctx.clock, kind, slot):
+            late = missed(self._ctx.clock, kind, slot, len(duties))
+            indices = [duty.validator_index for duty in duties]
+            report(slot, kind, outcomes_of(indices, late.results), {DutyResult.MISSED: late.detail})
+            return
         chosen = await self.aggregators(slot, duties)
         outcomes: list[tuple[int, DutyResult]] = [
             (duty.validator_index, DutyResult.SKIPPED)
@@ -294,8 +310,11 @@ class Attester:
                     )
                 )
         if signed_messages:
-            publication = await publish(
-                self._ctx.client.publish_aggregate_and_proofs(
+            publication = await publish_in_time(
+                self._ctx.clock,
+                kind,
+                slot,
+                lambda: self._ctx.client.publish_aggregate_and_proofs(
                     [message for _, message in signed_messages],
                     consensus_version=fork.value,
                 ),
