@@ -74,6 +74,9 @@ class DutyScheduler:
         self._proposing: set[tuple[int, int]] = set()
         self.head_slot: int | None = None
         context.tracker.on_refetch = self._on_refetch
+        # A key added or removed at any moment (the Keymanager API) gets its duties at once,
+        # not at the next slot's start: by then that slot's flows have read the old lists.
+        context.signer.on_keys_changed(self._on_keys_changed)
 
     # -- tasks -------------------------------------------------------------------
 
@@ -305,7 +308,7 @@ class DutyScheduler:
         if tracker.keys_changed() or tracker.unresolved or not tracker.indices:
             changed = await tracker.resolve_indices()
             if changed and tracker.held(DutyListKind.ATTESTER, epoch) is not None:
-                tracker.refetch_all(FetchReason.KEYS_CHANGED)
+                tracker.refetch_all(FetchReason.KEYS_CHANGED, from_epoch=epoch)
         if not tracker.indices:
             return
         await tracker.prepare_epoch(epoch)
@@ -316,11 +319,19 @@ class DutyScheduler:
             self._prepare_proposers(),
         )
 
+    def _on_keys_changed(self) -> None:
+        slot = self._ctx.clock.wall_slot()
+        if slot < 0 or not self._prepared_epochs:
+            return  # not running yet: the first epoch's work resolves every key
+        epoch = self._ctx.chain.epoch_at_slot(slot)
+        self._spawn(self._keys_changed(epoch), f"keys-changed-at-{slot}")
+
     async def _keys_changed(self, epoch: int) -> None:
+        """The current and next epoch's duties for the keys now held; nothing of the past."""
         tracker = self._ctx.tracker
         if await tracker.resolve_indices():
             log.info("keys changed: fetching duties again")
-            tracker.refetch_all(FetchReason.KEYS_CHANGED)
+            tracker.refetch_all(FetchReason.KEYS_CHANGED, from_epoch=epoch)
             self._subscribed.discard(epoch)
             self._subscribed.discard(epoch + 1)
             await asyncio.gather(

@@ -150,6 +150,7 @@ class Signer:
         self._record = record
         self._clock = clock
         self._keys = SigningKeys()
+        self._key_listeners: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------ keys
 
@@ -160,10 +161,21 @@ class Signer:
         without an entry there, its blocks and attestations are refused.
         """
         await self._keys.add(keys)
+        self._keys_changed()
 
     async def remove_keys(self, pubkeys: Iterable[bytes]) -> list[bytes]:
         """Stop signing with these keys; returns the removed ones once nothing signs with them."""
-        return await self._keys.remove(pubkeys)
+        removed = await self._keys.remove(pubkeys)
+        self._keys_changed()
+        return removed
+
+    def on_keys_changed(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (in the event loop) each time keys are added or removed."""
+        self._key_listeners.append(listener)
+
+    def _keys_changed(self) -> None:
+        for listener in self._key_listeners:
+            listener()
 
     def pubkeys(self) -> list[bytes]:
         return self._keys.pubkeys()
