@@ -10,8 +10,10 @@ Each slot starts three flows, each its own task so none can delay another:
 
 Every flow has a deadline (the end of the next slot), after which it is
 cancelled: a message that late is worthless, and a stuck beacon node must not
-pile up tasks. Each epoch (and when the keys change) a separate task looks up
-validator indices, fetches the duties of the epoch and the next, and sends the
+pile up tasks. Within it, each message kind has its own send deadline
+(``context.send_deadline``); past that it is dropped and counted missed.
+Each epoch (and when the keys change) a separate task looks up validator
+indices, fetches the duties of the epoch and the next, and sends the
 subscriptions and proposer preparations. The head/block event stream runs
 alongside; when it is down, the timers alone drive the flows.
 """
