@@ -4,6 +4,7 @@ would have signed is counted as an ``unsupported_fork`` refusal, never logged as
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -11,10 +12,15 @@ from pathlib import Path
 import pytest
 from prometheus_client import REGISTRY
 
+from slashing_protection import SlashingProtection
 from tests.client.conftest import NodeStarter, ServiceRunner
 from tests.client.duty_node import Schedule
 from validator.beacon import routes
+from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.encoding import to_hex
+from validator.consensus.interop import interop_keypair
+from validator.signing.signer import Signer
+from validator.signing.types import RefusalReason, SyncSelectionRequest
 
 VALIDATORS = 8
 UNKNOWN_FORK_EPOCH = 1
@@ -50,9 +56,12 @@ async def test_duties_past_an_unknown_fork_are_counted_refusals(
         }
     )
     node.misbehave(routes.FORK_SCHEDULE, body=schedule)
-    kinds = ["selection_proof", "sync_committee_message", "sync_committee_selection_proof"]
+    # The attester refuses before asking the signer (no selection proof is signed for an
+    # aggregation that cannot happen); the sync committee duties ask and are refused.
+    kinds = ["sync_committee_message", "sync_committee_selection_proof"]
     before = {kind: signature_refusals(kind) for kind in kinds}
     attestations_before = duty_refusals("attestation")
+    aggregates_before = duty_refusals("aggregate")
     first_unknown_slot = UNKNOWN_FORK_EPOCH * node.chain.slots_per_epoch
     caplog.set_level(logging.WARNING)
     await run_service(
@@ -65,9 +74,36 @@ async def test_duties_past_an_unknown_fork_are_counted_refusals(
     for kind in kinds:
         assert signature_refusals(kind) > before[kind], kind
     assert duty_refusals("attestation") > attestations_before
+    assert duty_refusals("aggregate") > aggregates_before
     # Nothing of the unknown fork's epochs reached the node.
     for route in (routes.POOL_ATTESTATIONS_V2, routes.POOL_SYNC_COMMITTEES):
         for arrival in node.published(route):
             for item in arrival.body:
                 slot = int(item["data"]["slot"] if "data" in item else item["slot"])
                 assert slot < first_unknown_slot, (route, slot)
+
+
+async def test_the_signers_batches_refuse_an_unknown_forks_epochs(tmp_path: Path) -> None:
+    chain = SimulatedChainConfig(
+        genesis_time=1_700_000_000, genesis_validators_root=bytes(range(32))
+    ).chain_spec()
+    chain = dataclasses.replace(chain, unknown_fork_epoch=UNKNOWN_FORK_EPOCH)
+    secret, pubkey = interop_keypair(0)
+    slot = UNKNOWN_FORK_EPOCH * chain.slots_per_epoch
+    gvr = chain.genesis_validators_root
+    with SlashingProtection.open(tmp_path, gvr, register=[pubkey]) as record:
+        signer = Signer(chain, record)
+        await signer.add_keys({pubkey: secret})
+        before = signature_refusals("selection_proof")
+        results = [
+            *await signer.sign_selection_proofs(slot, [pubkey]),
+            *await signer.sign_sync_committee_messages(slot, bytes(32), [pubkey]),
+            *await signer.sign_sync_committee_selection_proofs(
+                [SyncSelectionRequest(pubkey, slot, 0)]
+            ),
+        ]
+    assert [r.refusal.reason if r.refusal else None for r in results] == [
+        RefusalReason.UNSUPPORTED_FORK
+    ] * 3
+    assert not any(result.signed for result in results)
+    assert signature_refusals("selection_proof") == before + 1
