@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.beacon.fake_node import FakeBeaconNode
+from tests.support.fake_node import FakeBeaconNode
 from validator.beacon import routes
 from validator.consensus.chain_preset import SimulatedChainConfig
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.beacon import canned
-from tests.beacon.conftest import ClientFactory, NodeFactory
+from tests.support import canned
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from validator.beacon import MalformedResponseError, routes
 from validator.consensus.forks import ForkName
 from validator.consensus.ssz.blocks import UnsupportedForkError, parse_produced_block
@@ -26,9 +26,9 @@ def test_fork_name_parse_takes_only_the_lowercase_spelling(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["Electra", "ELECTRA", "FuLu"])
 async def test_a_block_whose_version_is_not_lowercase_is_malformed(
-    fake_node: NodeFactory, make_client: ClientFactory, name: str
+    start_node: NodeStarter, make_client: ClientFactory, name: str
 ) -> None:
-    node, url = await fake_node(strict=False)
+    node, url = await start_node(strict=False)
     client = await make_client([url], strict=False)
     body, headers = canned.produced_block(33)
     node.misbehave(
@@ -41,9 +41,9 @@ async def test_a_block_whose_version_is_not_lowercase_is_malformed(
 
 
 async def test_an_aggregate_whose_version_is_not_lowercase_is_malformed(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node(strict=False)
+    node, url = await start_node(strict=False)
     client = await make_client([url], strict=False)
     body, headers = canned.aggregate_attestation(33)
     node.misbehave(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.beacon.conftest import ClientFactory, NodeFactory
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from tests.validator.beacon.simulated_config_node import serve_config
 from validator.consensus.chain_preset import SimulatedChainConfig, simulated_fork_version
 from validator.consensus.encoding import to_hex
@@ -30,29 +30,31 @@ def schedule_without_fulu() -> dict[str, Any]:
 
 
 async def test_a_fork_in_the_spec_but_not_in_the_fork_schedule_is_refused(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     serve_config(node, CONFIG, fork_schedule=schedule_without_fulu())
     with pytest.raises(StartupError, match="fulu .* does not list it"):
         await read_chain(await make_client([url]))
 
 
 async def test_a_fork_at_another_epoch_in_the_fork_schedule_is_refused(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
     schedule = CONFIG.fork_schedule_response()
     for entry in schedule["data"]:
         if entry["current_version"] == FULU:
             entry["epoch"] = "21"
-    node, url = await fake_node()
+    node, url = await start_node()
     serve_config(node, CONFIG, fork_schedule=schedule)
     with pytest.raises(StartupError, match="fulu .* at epoch 21, but /eth/v1/config/spec has"):
         await read_chain(await make_client([url]))
 
 
-async def test_agreeing_endpoints_start(fake_node: NodeFactory, make_client: ClientFactory) -> None:
-    node, url = await fake_node()
+async def test_agreeing_endpoints_start(
+    start_node: NodeStarter, make_client: ClientFactory
+) -> None:
+    node, url = await start_node()
     serve_config(node, CONFIG)
     chain = await read_chain(await make_client([url]))
     assert chain.fork_name_at(19) is ForkName.ELECTRA
@@ -60,11 +62,11 @@ async def test_agreeing_endpoints_start(fake_node: NodeFactory, make_client: Cli
 
 
 async def test_a_fork_neither_endpoint_schedules_is_fine(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
     spec = CONFIG.spec_response()
     del spec["data"]["FULU_FORK_VERSION"], spec["data"]["FULU_FORK_EPOCH"]
-    node, url = await fake_node()
+    node, url = await start_node()
     serve_config(node, CONFIG, spec=spec, fork_schedule=schedule_without_fulu())
     chain = await read_chain(await make_client([url]))
     assert chain.fork_name_at(20) is ForkName.ELECTRA

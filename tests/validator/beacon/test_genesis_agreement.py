@@ -9,7 +9,7 @@ from hashlib import sha256
 
 import pytest
 
-from tests.beacon.conftest import ClientFactory, NodeFactory
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from tests.validator.beacon.simulated_config_node import serve_config
 from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.service import StartupError, read_chain
@@ -23,10 +23,10 @@ EARLY = SimulatedChainConfig(
 
 
 async def test_nodes_reporting_different_genesis_times_are_refused(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    honest, honest_url = await fake_node(name="honest")
-    lying, lying_url = await fake_node(name="lying")
+    honest, honest_url = await start_node(name="honest")
+    lying, lying_url = await start_node(name="lying")
     serve_config(honest, HONEST)
     serve_config(lying, EARLY, spec=HONEST.spec_response())
     client = await make_client([honest_url, lying_url])
@@ -40,10 +40,10 @@ async def test_nodes_reporting_different_genesis_times_are_refused(
 
 
 async def test_agreeing_nodes_start_and_an_unreachable_one_is_only_warned_about(
-    fake_node: NodeFactory, make_client: ClientFactory, unused_url: Callable[[], str]
+    start_node: NodeStarter, make_client: ClientFactory, unused_url: Callable[[], str]
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     serve_config(first, HONEST)
     serve_config(second, HONEST)
     dead = unused_url()

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.beacon import canned
-from tests.beacon.conftest import ClientFactory, NodeFactory
+from tests.support import canned
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from validator.beacon import BeaconApiError, NodeHealth, routes
 
 HEALTHY = "validator_beacon_node_healthy"
@@ -29,10 +29,10 @@ def errors(endpoint: str, reason: str) -> float:
 
 
 async def test_a_500_to_one_request_leaves_the_node_healthy_and_preferred(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    first, first_url = await fake_node(name="first")
-    second, second_url = await fake_node(name="second")
+    first, first_url = await start_node(name="first")
+    second, second_url = await start_node(name="second")
     client = await make_client([first_url, second_url])
     assert healthy(first_url) == 1 and healthy(second_url) == 1
     rejected = canned.error(500, "SYNC_COMMITTEE_ERROR_NOT_CURRENT_SLOT")
@@ -61,9 +61,9 @@ async def test_a_500_to_one_request_leaves_the_node_healthy_and_preferred(
 
 
 async def test_with_one_node_a_500_does_not_take_it_offline(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url])
     node.misbehave(routes.ATTESTER_DUTIES, status=500, body=canned.error(500, "boom"), times=1)
     with pytest.raises(BeaconApiError):
@@ -73,10 +73,10 @@ async def test_with_one_node_a_500_does_not_take_it_offline(
 
 
 async def test_a_connection_failure_makes_a_node_unhealthy(
-    fake_node: NodeFactory, make_client: ClientFactory, unused_url: Callable[[], str]
+    start_node: NodeStarter, make_client: ClientFactory, unused_url: Callable[[], str]
 ) -> None:
     dead = unused_url()
-    _, url = await fake_node()
+    _, url = await start_node()
     client = await make_client([dead, url])
     assert client.nodes[0].health is NodeHealth.OFFLINE
     assert healthy(dead) == 0 and healthy(url) == 1
@@ -86,9 +86,9 @@ async def test_a_connection_failure_makes_a_node_unhealthy(
     ("status", "health"), [(503, NodeHealth.OFFLINE), (206, NodeHealth.SYNCING)]
 )
 async def test_the_health_endpoint_is_heard(
-    fake_node: NodeFactory, make_client: ClientFactory, status: int, health: NodeHealth
+    start_node: NodeStarter, make_client: ClientFactory, status: int, health: NodeHealth
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     client = await make_client([url], health_check_interval=0.05)
     assert healthy(url) == 1
     node.misbehave(routes.NODE_HEALTH, status=status, body=None)

@@ -8,7 +8,7 @@ from hashlib import sha256
 
 import pytest
 
-from tests.beacon.conftest import ClientFactory, NodeFactory
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from tests.validator.beacon.simulated_config_node import serve_config
 from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.forks import FAR_FUTURE_EPOCH, ForkName
@@ -27,25 +27,25 @@ def config(electra_epoch: int) -> SimulatedChainConfig:
 
 
 async def test_an_electra_value_on_a_chain_without_electra_is_not_checked(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
     unscheduled = config(FAR_FUTURE_EPOCH)
     spec = unscheduled.spec_response()
     spec["data"]["MAX_CONSOLIDATION_REQUESTS_PER_PAYLOAD"] = "1"  # Lodestar's dev value
     spec["data"]["CELLS_PER_EXT_BLOB"] = "64"  # Fulu's, also unscheduled
-    node, url = await fake_node()
+    node, url = await start_node()
     serve_config(node, unscheduled, spec=spec)
     chain = await read_chain(await make_client([url]))
     assert chain.fork_name_at(10**6) is ForkName.DENEB
 
 
 async def test_an_electra_value_is_checked_once_electra_is_scheduled(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
     scheduled = config(100_000)
     spec = scheduled.spec_response()
     spec["data"]["MAX_CONSOLIDATION_REQUESTS_PER_PAYLOAD"] = "1"
-    node, url = await fake_node()
+    node, url = await start_node()
     serve_config(node, scheduled, spec=spec)
     with pytest.raises(StartupError, match="MAX_CONSOLIDATION_REQUESTS_PER_PAYLOAD is 1"):
         await read_chain(await make_client([url]))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.beacon.conftest import ClientFactory, NodeFactory
+from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from tests.validator.beacon.simulated_config_node import serve_config
 from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.domains import DOMAIN_RANDAO, compute_domain
@@ -33,9 +33,9 @@ def without_fulu() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 async def test_a_node_without_fulu_fields_is_usable_and_fulu_is_unscheduled(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     spec, schedule = without_fulu()
     serve_config(node, CONFIG, spec=spec, fork_schedule=schedule)
     client = await make_client([url])
@@ -72,9 +72,9 @@ def test_a_later_fork_served_without_an_earlier_one_is_refused() -> None:
 
 
 async def test_a_node_missing_an_older_forks_fields_still_refuses_when_inconsistent(
-    fake_node: NodeFactory, make_client: ClientFactory
+    start_node: NodeStarter, make_client: ClientFactory
 ) -> None:
-    node, url = await fake_node()
+    node, url = await start_node()
     spec = CONFIG.spec_response()
     del spec["data"]["ELECTRA_FORK_EPOCH"]
     serve_config(node, CONFIG, spec=spec)

@@ -10,7 +10,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.client.conftest import NodeStarter, ServiceRunner
+from tests.support.beacon_fixtures import NodeStarter
+from tests.support.duty_node import DutyNode
+from tests.validator.conftest import ServiceRunner
 from validator.chain_genesis import GENESIS_FILE
 from validator.service import StartupError
 
@@ -18,17 +20,17 @@ VALIDATORS = 4
 
 
 async def test_a_node_reporting_another_genesis_time_later_is_refused(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
     directory = validators_dir(VALIDATORS)
-    node, url = await duty_node(validator_count=VALIDATORS)
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS)
     await run_service(url, directory, init_slashing_protection=True, last_slot=1)
     kept = orjson.loads((directory / GENESIS_FILE).read_bytes())
     assert int(kept["genesis_time"]) == node.chain.genesis_time
     record = (directory / "slashing_protection.json").read_bytes()
 
     # The same chain (genesis validators root), but a genesis 100 slots earlier.
-    liar, liar_url = await duty_node(validator_count=VALIDATORS, genesis_slots_ago=100)
+    liar, liar_url = await start_node(DutyNode, validator_count=VALIDATORS, genesis_slots_ago=100)
     assert liar.chain.genesis_validators_root == node.chain.genesis_validators_root
     assert liar.chain.genesis_time != node.chain.genesis_time
     with pytest.raises(StartupError, match="genesis time"):
@@ -39,11 +41,11 @@ async def test_a_node_reporting_another_genesis_time_later_is_refused(
 
 
 async def test_an_unreadable_kept_genesis_stops_the_start(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
     directory = validators_dir(VALIDATORS)
     (directory / GENESIS_FILE).write_text("{not json")
-    _, url = await duty_node(validator_count=VALIDATORS)
+    _, url = await start_node(DutyNode, validator_count=VALIDATORS)
     with pytest.raises(StartupError, match="unreadable"):
         await run_service(url, directory, init_slashing_protection=True, last_slot=1)
     assert (directory / GENESIS_FILE).read_text() == "{not json"

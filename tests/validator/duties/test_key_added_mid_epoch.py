@@ -13,8 +13,9 @@ import aiohttp
 import pytest
 
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
-from tests.client.conftest import NodeStarter, ServiceRunner
-from tests.client.duty_node import DutyNode
+from tests.support.beacon_fixtures import NodeStarter
+from tests.support.duty_node import DutyNode
+from tests.validator.conftest import ServiceRunner
 from validator.beacon import routes
 from validator.consensus.interop import interop_secret_key
 from validator.service import ValidatorService
@@ -38,12 +39,12 @@ async def wait_until(when: float) -> None:
 
 @pytest.mark.parametrize("slot_in_epoch", [1, 3], ids=["mid-epoch", "last-slot"])
 async def test_a_key_imported_in_an_epoch_gets_its_duties_at_once(
-    duty_node: NodeStarter,
+    start_node: NodeStarter,
     run_service: ServiceRunner,
     validators_dir: Callable[..., Path],
     slot_in_epoch: int,
 ) -> None:
-    node, url = await duty_node(validator_count=12, slot_duration_ms=SLOT_MS)
+    node, url = await start_node(DutyNode, validator_count=12, slot_duration_ms=SLOT_MS)
     chain = node.chain
     directory = validators_dir(8)
     stop = asyncio.Event()

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from prometheus_client import REGISTRY
 
-from tests.client.conftest import NodeStarter, ServiceRunner
-from tests.client.duty_node import Schedule
+from tests.support.beacon_fixtures import NodeStarter
+from tests.support.duty_node import DutyNode, Schedule
+from tests.validator.conftest import ServiceRunner
 from validator.beacon import routes
 
 VALIDATORS = 8
@@ -25,9 +26,9 @@ def missed(kind: str) -> float:
 
 
 async def test_sync_messages_of_a_slot_never_arrive_after_it(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(
+    node, url = await start_node(DutyNode,
         validator_count=VALIDATORS,
         slot_duration_ms=SLOT_MS,
         genesis_slots_ago=1.5,  # the client starts half-way through slot 1

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from prometheus_client import REGISTRY
 
-from tests.client.conftest import NodeStarter, ServiceRunner
+from tests.support.beacon_fixtures import NodeStarter
+from tests.support.duty_node import DutyNode
+from tests.validator.conftest import ServiceRunner
 from validator.beacon import routes
 from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.forks import FAR_FUTURE_EPOCH, ForkName
@@ -22,9 +24,9 @@ def sample(name: str, **labels: str) -> float:
 
 
 async def test_a_deneb_chain_gets_no_selection_proofs_and_no_attestation_requests(
-    duty_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
-    node, url = await duty_node(validator_count=VALIDATORS)
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS)
     served = node.config
     deneb = SimulatedChainConfig(
         genesis_time=served.genesis_time,

@@ -13,8 +13,9 @@ import pytest
 from prometheus_client import REGISTRY
 
 from slashing_protection import SlashingProtection
-from tests.client.conftest import NodeStarter, ServiceRunner
-from tests.client.duty_node import Schedule
+from tests.support.beacon_fixtures import NodeStarter
+from tests.support.duty_node import DutyNode, Schedule
+from tests.validator.conftest import ServiceRunner
 from validator.beacon import routes
 from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.encoding import to_hex
@@ -38,12 +39,12 @@ def duty_refusals(kind: str) -> float:
 
 
 async def test_duties_past_an_unknown_fork_are_counted_refusals(
-    duty_node: NodeStarter,
+    start_node: NodeStarter,
     run_service: ServiceRunner,
     validators_dir: Callable[..., Path],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    node, url = await duty_node(
+    node, url = await start_node(DutyNode,
         validator_count=VALIDATORS, schedule=Schedule(sync_positions={0: [0], 1: [130]})
     )
     schedule = node.config.fork_schedule_response()
