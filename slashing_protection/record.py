@@ -15,6 +15,10 @@ methods of the public interface (`record_block`, `record_attestations`, `block_a
 All methods block (callers in asyncio use `slashing_protection.blocking.run_to_completion`)
 and are serialised by an internal lock, so concurrent calls from several threads see one
 order of changes.
+
+Why one module of about 520 lines: it is the one class every signature passes, and
+its check-write-swap order (with the lock re-checked before each write) is reviewed
+as one piece; the entries, the opening and the verdicts are already rooms of their own.
 """
 
 from __future__ import annotations
