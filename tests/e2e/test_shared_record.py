@@ -27,6 +27,7 @@ import pytest
 from bench.support.pg_cluster import Cluster, ClusterUnavailable
 from slashing_protection.postgres import db_init
 from tests.e2e.conftest import VALIDATORS, ChainStarter, ClientProcess, ClientStarter
+from tests.support.postgres import start_cluster
 from tests.support.validators_dir import make_validators_dir
 
 pytestmark = pytest.mark.slow
@@ -37,14 +38,7 @@ SIGNED_KINDS = ("attestation", "block")
 @pytest.fixture
 def cluster() -> Iterator[Cluster]:
     """A throwaway cluster of our own: this test kills its server."""
-    try:
-        # fsync off: the server's processes are killed, never the machine, so the page
-        # cache keeps every commit; a flush per commit would only slow the shared cores.
-        made = Cluster(fsync=False)
-    except ClusterUnavailable as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
+    made = start_cluster()
     try:
         yield made
     finally:
