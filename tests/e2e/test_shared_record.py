@@ -142,7 +142,9 @@ async def test_three_clients_share_one_record_through_a_client_and_a_database_cr
     start_chain: ChainStarter,
     start_client: ClientStarter,
 ) -> None:
-    rng = random.Random()
+    seed = random.randrange(2**32)
+    print(f"seed {seed}")  # the kill's moment and victim, to replay a failure
+    rng = random.Random(seed)
     url = cluster.url()
     db_init(url)
     directories = [make_validators_dir(tmp_path / f"host{n}", VALIDATORS) for n in range(3)]
