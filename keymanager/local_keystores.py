@@ -27,6 +27,7 @@ from keymanager.errors import (
     StoreCorruptionError,
     UnknownKeyError,
 )
+from keymanager.key_cache import KeyMaterial
 from keymanager.keystore import Keystore, decrypt_keystore, parse_keystore
 from keymanager.keystore_crypto import normalize_password
 from keymanager.pubkeys import format_pubkey
@@ -228,6 +229,18 @@ class LocalKeystores:
             keystore_json=raw,
             password=self._read_password(pubkey),
         )
+
+    def key_material(self, pubkey: bytes) -> KeyMaterial:
+        """The keystore's bytes and its password, unparsed (the key cache compares the bytes
+        with what it cached; `infos` has already checked every file)."""
+        path = self.keystore_path(pubkey)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise UnknownKeyError(f"no keystore for {format_pubkey(pubkey)} ({path})") from None
+        except OSError as error:
+            raise StoreCorruptionError(f"{path}: cannot read: {error}") from None
+        return KeyMaterial(keystore_json=raw, password=self._read_password(pubkey))
 
     def _read_password(self, pubkey: bytes) -> str:
         path = self.secret_path(pubkey)

@@ -6,6 +6,7 @@ Layout (docs/keymanager.md describes it for operators)::
         keystores/0x<pubkey>.json          EIP-2335 keystore as imported, 0600
         secrets/0x<pubkey>                 its password (UTF-8 text), 0600
         validator_settings.json            settings and remote keys (keymanager.settings)
+        key-cache.json                     decrypted secrets under one scrypt (keymanager.key_cache)
 
 One room per concept: `local_keystores` (the keystore and password files, the listing),
 `settings_store` (the settings file and per-key settings), `remote_keys`. This module is
@@ -28,20 +29,34 @@ all raise `StoreCorruptionError` naming the file.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from keymanager.decrypt_pool import decrypt_many
+import crypto_backend
+from keymanager.decrypt_pool import DecryptJob, decrypt_many
 from keymanager.errors import (
     DuplicateKeyError,
     KeystoreError,
     KeystoreLoadError,
     LocalRemoteConflictError,
     StoreCorruptionError,
+    StoreError,
     UnknownKeyError,
 )
-from keymanager.keystore import Keystore, decrypt_keystore
+from keymanager.key_cache import (
+    KEY_CACHE_FILE_NAME,
+    STANDARD_CACHE_KDF,
+    CacheKdf,
+    KeyCacheError,
+    KeyMaterial,
+    cache_kdf_cost,
+    open_cache,
+    write_cache,
+)
+from keymanager.keystore import Keystore, decrypt_keystore, estimated_cost, parse_keystore
 from keymanager.local_keystores import (
     DIRECTORY_MODE,
     FILE_MODE,
@@ -63,13 +78,21 @@ from keymanager.settings import (
     parse_fee_recipient,
 )
 from keymanager.settings_store import SettingsStore
+from slashing_protection.durable import remove_durably
+
+log = logging.getLogger("keymanager.store")
 
 
 class ValidatorStore:
     """Keys and settings in one validators directory."""
 
-    def __init__(self, validators_dir: Path | str) -> None:
+    def __init__(
+        self, validators_dir: Path | str, *, key_cache_kdf: CacheKdf = STANDARD_CACHE_KDF
+    ) -> None:
         self.validators_dir = Path(validators_dir)
+        self.key_cache_path = self.validators_dir / KEY_CACHE_FILE_NAME
+        # Tests lower it; a smaller cost than the keystores' own would weaken them.
+        self.key_cache_kdf = key_cache_kdf
         self._local = LocalKeystores(self.validators_dir)
         self._settings = SettingsStore(self.validators_dir, self._local.ensure_directories)
         self._remote = RemoteKeys(self._settings)
@@ -190,9 +213,39 @@ class ValidatorStore:
             if not self._local.has(pubkey):
                 return False
             settings = self._settings.read()  # a corrupt settings file stops us before any change
+            cached = self._cached_secrets_for_rewrite()
             self._local.remove(pubkey)
             self._settings.forget(settings, pubkey)
+            self._rewrite_cache_without(cached, pubkey)
             return True
+
+    def _cached_secrets_for_rewrite(self) -> dict[bytes, int] | None:
+        """The cache's usable secrets, read while every key's password is still on disk;
+        None when there is no usable cache."""
+        if not self.key_cache_path.exists():
+            return None
+        try:
+            return open_cache(self.key_cache_path, self._material(self._local.pubkeys())).secrets
+        except (KeyCacheError, StoreError) as error:
+            log.warning("key cache %s not usable (%s)", self.key_cache_path, error)
+            return None
+
+    def _rewrite_cache_without(self, cached: dict[bytes, int] | None, pubkey: bytes) -> None:
+        """Keep the cache honest after a delete: the deleted key's secret leaves the file
+        (rewritten under the remaining passwords), or the file goes."""
+        if cached is None:
+            if remove_durably(self.key_cache_path):
+                log.warning("key cache %s removed: it could not be rewritten", self.key_cache_path)
+            return
+        cached.pop(pubkey, None)
+        try:
+            material = self._material(cached)
+            write_cache(self.key_cache_path, cached, material, kdf=self.key_cache_kdf)
+        except (OSError, StoreError) as error:
+            log.warning(
+                "key cache %s: rewrite failed (%s), removing it", self.key_cache_path, error
+            )
+            remove_durably(self.key_cache_path)
 
     # --- local keystores: decryption ----------------------------------------
 
@@ -211,16 +264,22 @@ class ValidatorStore:
         include_disabled: bool = False,
         processes: int | None = None,
         progress: bool | None = None,
+        use_cache: bool = True,
     ) -> dict[bytes, int]:
         """Decrypt every local keystore with its password: pubkey -> secret key.
 
         Keys whose settings say `enabled: false` are left out unless
-        `include_disabled`. Decryption runs on a pool of `processes` spawned
-        workers (default: every usable core) with a progress bar on a terminal.
+        `include_disabled`. With `use_cache`, keys are taken from the key cache
+        (`key-cache.json`, one scrypt for all of them) where it holds them for the
+        exact keystore on disk; the others are decrypted and the cache rewritten. A
+        cache that cannot be used is logged and ignored, never fatal. Decryption runs
+        on a pool of `processes` spawned workers (default: every usable core) with a
+        progress bar on a terminal; each phase's time is logged.
         Fails closed: any bad file raises (`StoreCorruptionError`,
         `KeystoreLoadError`) naming it, and no key is returned.
         """
         with self.lock:
+            started = time.perf_counter()
             settings = self._settings.read()
             infos = self._local.infos(force_rescan=True)
             conflicts = sorted(set(infos) & set(settings.remote_keys))
@@ -234,9 +293,97 @@ class ValidatorStore:
                 for pubkey in sorted(infos)
                 if include_disabled or settings.validators.get(pubkey, KeySettings()).enabled
             ]
-            jobs = [self._local.decrypt_job(pubkey) for pubkey in pubkeys]
-            secrets = decrypt_many(jobs, processes=processes, progress=progress)
-            return dict(zip(pubkeys, secrets, strict=True))
+            material = self._material(infos)
+            log.info(
+                "read %d keystore(s) and their passwords in %.2f s",
+                len(infos),
+                time.perf_counter() - started,
+            )
+            cached: dict[bytes, int] = {}
+            stale = 0
+            cache_opened = False
+            if use_cache and self.key_cache_path.exists():
+                phase = time.perf_counter()
+                try:
+                    opened = open_cache(self.key_cache_path, material)
+                    cached = self._checked(opened.secrets)
+                except KeyCacheError as error:
+                    log.warning(
+                        "key cache %s not used: %s; decrypting the keystores",
+                        self.key_cache_path,
+                        error,
+                    )
+                else:
+                    cache_opened = True
+                    stale = opened.stale
+                    log.info(
+                        "key cache: %d key(s) in %.2f s (%d stale entr%s dropped)",
+                        len(cached),
+                        time.perf_counter() - phase,
+                        stale,
+                        "y" if stale == 1 else "ies",
+                    )
+            to_decrypt = [pubkey for pubkey in pubkeys if pubkey not in cached]
+            phase = time.perf_counter()
+            jobs = [self._local.decrypt_job(pubkey) for pubkey in to_decrypt]
+            decrypted = dict(
+                zip(
+                    to_decrypt,
+                    decrypt_many(jobs, processes=processes, progress=progress),
+                    strict=True,
+                )
+            )
+            if jobs:
+                log.info(
+                    "decrypted %d keystore(s) in %.2f s", len(jobs), time.perf_counter() - phase
+                )
+            if use_cache and (
+                (cache_opened and (decrypted or stale))
+                or (not cache_opened and self._worth_caching(jobs))
+            ):
+                phase = time.perf_counter()
+                self._write_cache({**cached, **decrypted}, material)
+                log.info("key cache written in %.2f s", time.perf_counter() - phase)
+            loaded = {**cached, **decrypted}
+            log.info(
+                "%d key(s) loaded in %.2f s (%d from the key cache, %d decrypted)",
+                len(pubkeys),
+                time.perf_counter() - started,
+                len(pubkeys) - len(decrypted),
+                len(decrypted),
+            )
+            return {pubkey: loaded[pubkey] for pubkey in pubkeys}
+
+    def _material(self, pubkeys: Iterable[bytes]) -> dict[bytes, KeyMaterial]:
+        return {pubkey: self._local.key_material(pubkey) for pubkey in pubkeys}
+
+    def _checked(self, secrets: Mapping[bytes, int]) -> dict[bytes, int]:
+        """The cached secrets, each proven to give its pubkey: cheap next to the KDF, and a
+        wrongly written cache then never signs with a wrong key."""
+        for pubkey, secret in secrets.items():
+            try:
+                derived = crypto_backend.sk_to_pk(secret)
+            except crypto_backend.BlsError:
+                derived = b""
+            if derived != pubkey:
+                raise KeyCacheError(f"the secret cached for {format_pubkey(pubkey)} is not its key")
+        return dict(secrets)
+
+    def _worth_caching(self, jobs: Sequence[DecryptJob]) -> bool:
+        """A cache pays when the keystores cost more than its own KDF (cheap devnet and
+        test keystores are not worth one scrypt)."""
+        cost = sum(estimated_cost(parse_keystore(job.keystore_json)) for job in jobs)
+        return cost >= 2 * cache_kdf_cost(self.key_cache_kdf)
+
+    def _write_cache(
+        self, secrets: dict[bytes, int], material: Mapping[bytes, KeyMaterial]
+    ) -> None:
+        """Write the cache; a failure is logged, never fatal (the keystores remain)."""
+        try:
+            self._local.ensure_directories()
+            write_cache(self.key_cache_path, secrets, material, kdf=self.key_cache_kdf)
+        except OSError as error:
+            log.warning("key cache %s could not be written: %s", self.key_cache_path, error)
 
     # --- remote keys --------------------------------------------------------
 

@@ -41,8 +41,9 @@ from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtectionError
 from slashing_protection.opening import is_database_url, open_record
 from slashing_protection.protocol import SlashingProtectionRecord
-from validator.beacon import BeaconNodeClient, BeaconNodeError, RequestTimeouts
-from validator.consensus.spec import ChainSpec, ChainSpecError, parse_spec_data
+from validator.beacon import BeaconNode, BeaconNodeClient, BeaconNodeError, RequestTimeouts
+from validator.chain_genesis import GENESIS_FILE, GenesisMismatchError, keep_genesis
+from validator.consensus.spec import ChainSpec, ChainSpecError, Genesis, parse_spec_data
 from validator.duties.context import DutyContext
 from validator.duties.scheduler import DutyScheduler
 from validator.duties.slot_clock import SlotClock
@@ -95,17 +96,44 @@ class RunOptions:
 
 
 async def read_chain(client: BeaconNodeClient) -> ChainSpec:
-    """The chain the beacon node follows, from its genesis, spec and fork schedule."""
+    """The chain the beacon nodes follow, from their genesis, spec and fork schedule.
+
+    Genesis is asked of every configured node, and all that answer must report the
+    same one: the far-future guard counts epochs from its time, so one node must not
+    be able to move it.
+    """
     try:
-        genesis, spec, forks = await asyncio.gather(
-            client.get_genesis(), client.get_spec(), client.get_fork_schedule()
+        geneses, spec, forks = await asyncio.gather(
+            client.get_genesis_of_every_node(), client.get_spec(), client.get_fork_schedule()
         )
     except BeaconNodeError as error:
         raise StartupError(f"cannot read the chain's configuration: {error}") from None
+    genesis = _agreed_genesis(geneses)
     try:
         return ChainSpec.from_models(genesis, parse_spec_data(spec), forks)
     except ChainSpecError as error:
         raise StartupError(f"the beacon node's chain cannot be used: {error}") from None
+
+
+def _agreed_genesis(answers: Sequence[tuple[BeaconNode, Genesis | BeaconNodeError]]) -> Genesis:
+    """The genesis every answering node reports; StartupError when they differ or none answers."""
+    answered = [(node, genesis) for node, genesis in answers if isinstance(genesis, Genesis)]
+    for node, error in answers:
+        if isinstance(error, BeaconNodeError):
+            log.warning("beacon node %s did not give its genesis: %s", node.name, error)
+    if not answered:
+        errors = "; ".join(str(error) for _, error in answers)
+        raise StartupError(f"cannot read the chain's configuration: {errors}")
+    first_node, first = answered[0]
+    for node, genesis in answered[1:]:
+        if genesis != first:
+            raise StartupError(
+                f"the beacon nodes disagree on genesis: {first_node.name} reports time "
+                f"{first.genesis_time}, root 0x{first.genesis_validators_root.hex()}; "
+                f"{node.name} reports time {genesis.genesis_time}, root "
+                f"0x{genesis.genesis_validators_root.hex()}"
+            )
+    return first
 
 
 class ValidatorService:
@@ -296,6 +324,14 @@ class ValidatorService:
                 log.info, "slashing-protection record closed and its lock released"
             )
             record_lock.callback(record.close)
+            try:
+                kept = keep_genesis(
+                    options.validators_dir, chain.genesis_time, chain.genesis_validators_root
+                )
+            except GenesisMismatchError as error:
+                raise StartupError(str(error)) from None
+            if kept:
+                log.info("genesis time %d kept in %s", chain.genesis_time, GENESIS_FILE)
             log.info(
                 "slashing-protection record of chain 0x%s opened in %s (%d key(s) in it)",
                 chain.genesis_validators_root.hex(),

@@ -20,7 +20,7 @@ import pytest
 import crypto_backend
 from crypto_backend import _native, selection, threads
 from crypto_backend.backend import Backend
-from tests.official_vectors import REPO_ROOT
+from tests.support.official_vectors import REPO_ROOT
 
 MESSAGE = b"\x07" * 32
 

@@ -7,6 +7,7 @@ that both agree when both are there.
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 from validator.beacon.errors import MalformedResponseError
@@ -50,10 +51,16 @@ def _agree(from_header: T | None, from_body: T, name: str) -> T:
     return from_body
 
 
+_FORK_NAME = re.compile(r"[a-z][a-z0-9]*")
+"""How the Beacon API spells a fork name: lowercase only (``electra``, never ``Electra``)."""
+
+
 def _version_string(value: Any, name: str) -> str:
-    if isinstance(value, str) and value:
+    if isinstance(value, str) and _FORK_NAME.fullmatch(value):
         return value
-    raise MalformedResponseError(f"{name} is not a consensus version: {value!r:.40}")
+    raise MalformedResponseError(
+        f"{name} is not a consensus version (a lowercase fork name): {value!r:.40}"
+    )
 
 
 def produced_block_from(answer: Answer) -> ProposalAnswer:

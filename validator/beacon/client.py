@@ -179,6 +179,23 @@ class BeaconNodeClient(BeaconTransport):
             timeout=self.timeouts.default,
         )
 
+    async def get_genesis_of_every_node(self) -> list[tuple[BeaconNode, Genesis | BeaconNodeError]]:
+        """``/eth/v1/beacon/genesis`` from each configured node (no failover): its answer,
+        or the error it gave, so a caller can tell whether they all describe one chain."""
+        parse = _chain_model(parse_genesis_response)
+
+        async def one(node: BeaconNode) -> Genesis | BeaconNodeError:
+            try:
+                answer = await self._send(
+                    node, "GET", routes.GENESIS, routes.GENESIS, timeout=self.timeouts.default
+                )
+                return self._parsed(answer, routes.GENESIS, parse)
+            except BeaconNodeError as error:
+                return error
+
+        answers = await asyncio.gather(*(one(node) for node in self._pool.nodes))
+        return list(zip(self._pool.nodes, answers, strict=True))
+
     async def get_spec(self) -> dict[str, Any]:
         """The node's config/preset values, as the API gives them (strings, lists)."""
         return await self._fetch(

@@ -6,7 +6,7 @@ never the concrete path, so label cardinality stays bounded.
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 REQUEST_SECONDS = Histogram(
     "validator_beacon_node_request_seconds",
@@ -20,4 +20,12 @@ REQUEST_ERRORS = Counter(
     "Failed requests to one beacon node, by route template and reason "
     "(connection, timeout, malformed, http_<status>, disconnected).",
     ["endpoint", "reason"],
+)
+
+NODE_HEALTHY = Gauge(
+    "validator_beacon_node_healthy",
+    "1 while the beacon node's last health check found it synced (its /eth/v1/node/health "
+    "and /eth/v1/node/syncing answers), 0 otherwise: not yet checked, syncing, optimistic, "
+    "unreachable. One request's error answer does not change it.",
+    ["node"],
 )

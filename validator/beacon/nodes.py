@@ -2,10 +2,14 @@
 
 Requests go to nodes in order of preference: synced nodes first (in the order the
 operator listed them), then nodes not yet checked, then optimistic or execution-
-offline ones, then syncing ones, and last the ones that just failed, which are
-still tried as a last resort. Signed messages go to every node not known to be
-offline. Failures move a node down at once; only a health check (``/node/syncing``)
-moves it back up.
+offline ones, then syncing ones, and last the unreachable ones, which are still
+tried as a last resort. Signed messages go to every node not known to be offline.
+
+Health comes from the node's own health and syncing endpoints and from connection
+failures, never from one endpoint's answer: a 5xx, a timeout or a malformed answer
+to one request is that request's failure (the fetch fails over for it), and the node
+keeps its place. A connection failure moves a node down at once; only a health
+check moves it back up.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from dataclasses import dataclass
 
 from yarl import URL
 
-from validator.beacon.errors import BeaconApiError, BeaconNodeError
+from validator.beacon.errors import BeaconApiError, BeaconNodeError, NodeUnavailableError
+from validator.beacon.metrics import NODE_HEALTHY
 from validator.beacon.types import SyncingStatus
 
 log = logging.getLogger("validator.beacon")
@@ -28,7 +33,7 @@ class NodeHealth(enum.Enum):
     UNKNOWN = "unknown"
     OPTIMISTIC = "optimistic"  # optimistic head or execution client offline
     SYNCING = "syncing"
-    OFFLINE = "offline"  # last request failed at the transport or with a 5xx
+    OFFLINE = "offline"  # unreachable, or its health endpoint says it is not ready
 
 
 _PREFERENCE = {
@@ -82,6 +87,8 @@ class NodePool:
             raise ValueError("the same beacon node URL is listed twice")
         self.sync_tolerance = sync_tolerance
         self.nodes = tuple(BeaconNode(url, position) for position, url in enumerate(normalized))
+        for node in self.nodes:
+            NODE_HEALTHY.labels(node.name).set(0)
 
     def by_preference(self) -> list[BeaconNode]:
         """Every node, the one to ask first at the front."""
@@ -110,28 +117,40 @@ class NodePool:
             level = logging.INFO if health is NodeHealth.SYNCED else logging.WARNING
             log.log(level, "beacon node %s is now %s (%s)", node.name, health.value, why)
         node.health = health
+        NODE_HEALTHY.labels(node.name).set(1 if health is NodeHealth.SYNCED else 0)
 
     def record_failure(self, node: BeaconNode, error: BeaconNodeError) -> None:
-        """Demote ``node`` after a failed request; 4xx answers say nothing about health."""
+        """Note a failed request; only a connection failure says the node is unhealthy.
+
+        An HTTP error (4xx or 5xx), a timeout or a malformed answer is about that one
+        request: a node that answers one endpoint with 500 (a message it judged invalid,
+        a duty query it cannot serve) may be serving everything else well.
+        """
         if isinstance(error, BeaconApiError) and error.status < 500:
             return
         node.consecutive_failures += 1
         node.last_error = error.detail
-        if isinstance(error, BeaconApiError) and error.status == 503:
-            self._set_health(node, NodeHealth.SYNCING, error.detail)
-        else:
+        if isinstance(error, NodeUnavailableError):
             self._set_health(node, NodeHealth.OFFLINE, error.detail)
 
     def record_success(self, node: BeaconNode) -> None:
         node.consecutive_failures = 0
 
-    def record_check(self, node: BeaconNode, status: SyncingStatus, now: float) -> None:
-        """Set ``node``'s health from a ``/eth/v1/node/syncing`` answer."""
+    def record_check(
+        self, node: BeaconNode, status: SyncingStatus, now: float, *, health_status: int = 200
+    ) -> None:
+        """Set ``node``'s health from its ``/eth/v1/node/syncing`` and ``/node/health`` answers.
+
+        ``health_status`` is ``/eth/v1/node/health``'s status: 206 says syncing whatever
+        the syncing answer's tolerance; 200, or a node without the endpoint, defers to it.
+        """
         node.syncing = status
         node.last_checked = now
         node.consecutive_failures = 0
         node.last_error = None
-        if status.is_syncing and status.sync_distance > self.sync_tolerance:
+        if health_status == 206:
+            self._set_health(node, NodeHealth.SYNCING, "/eth/v1/node/health answers 206")
+        elif status.is_syncing and status.sync_distance > self.sync_tolerance:
             self._set_health(node, NodeHealth.SYNCING, f"{status.sync_distance} slots behind")
         elif status.is_optimistic or status.el_offline:
             why = "execution client offline" if status.el_offline else "optimistic head"

@@ -4,11 +4,13 @@
 
 - *fetches* go to the most preferred node (synced first, in the operator's
   order) and fail over to the next on any error or timeout, so one bad node
-  never costs a duty;
+  never costs a duty; a failed request moves its node down only when the node
+  could not be reached (health is the health checks' business);
 - *publications* go to every node not known to be offline, concurrently;
   success means at least one node accepted, and the others' errors are logged
   and returned;
-- a background task re-checks unhealthy nodes (``/eth/v1/node/syncing``) every
+- a background task re-checks unhealthy nodes (``/eth/v1/node/health`` and
+  ``/eth/v1/node/syncing``) every
   ``health_check_interval`` seconds and synced ones less often;
 - event streams are opened here, and closed with the transport.
 
@@ -224,20 +226,39 @@ class BeaconTransport:
         await asyncio.gather(*(self._check_node(node) for node in nodes or self._pool.nodes))
 
     async def _check_node(self, node: BeaconNode) -> None:
+        """Ask ``/eth/v1/node/health`` and ``/eth/v1/node/syncing`` at once; judge from both.
+
+        Health 200 or 206 (syncing) is an answer; 503 (not initialized or having issues)
+        or no answer at all makes the node offline. A 4xx from the health endpoint (a node
+        without it) leaves the judgment to the syncing answer, which must come.
+        """
         now = asyncio.get_running_loop().time()
+        health, syncing = await asyncio.gather(
+            self._send(
+                node, "GET", routes.NODE_HEALTH, routes.NODE_HEALTH, timeout=self.timeouts.health
+            ),
+            self._send(
+                node, "GET", routes.NODE_SYNCING, routes.NODE_SYNCING, timeout=self.timeouts.health
+            ),
+            return_exceptions=True,
+        )
+        if isinstance(health, BeaconApiError) and health.status < 500:
+            health_status = 200  # no health endpoint: the syncing answer decides
+        elif isinstance(health, BeaconNodeError):
+            self._pool.record_failed_check(node, health, now)
+            return
+        elif isinstance(health, BaseException):
+            raise health
+        else:
+            health_status = health.status
         try:
-            answer = await self._send(
-                node,
-                "GET",
-                routes.NODE_SYNCING,
-                routes.NODE_SYNCING,
-                timeout=self.timeouts.health,
-            )
-            status = self._parsed(answer, routes.NODE_SYNCING, syncing_status_from)
+            if isinstance(syncing, BaseException):
+                raise syncing
+            status = self._parsed(syncing, routes.NODE_SYNCING, syncing_status_from)
         except BeaconNodeError as error:
             self._pool.record_failed_check(node, error, now)
             return
-        self._pool.record_check(node, status, now)
+        self._pool.record_check(node, status, now, health_status=health_status)
 
     async def _health_loop(self) -> None:
         loop = asyncio.get_running_loop()

@@ -111,18 +111,25 @@ def contribution_and_proof_domain(chain: ChainSpec, slot: int) -> bytes:
 def voluntary_exit_domain(
     chain: ChainSpec, exit_epoch: int, *, current_epoch: int | None = None
 ) -> bytes:
-    """Voluntary exits: fixed to the Capella fork version once Deneb is in force (EIP-7044).
+    """Voluntary exits: the spec's ``get_domain`` in the state that includes the exit.
 
     The chain checks an exit with the fork of the state that includes it, which is
     at or after both ``exit_epoch`` and now. From Deneb on that check always uses
-    CAPELLA_FORK_VERSION, so exits signed once stay valid across later forks.
-    Before Deneb it used the fork version at the exit's epoch.
+    CAPELLA_FORK_VERSION (EIP-7044), so exits signed once stay valid across later
+    forks. Before Deneb it is ``get_domain(state, DOMAIN_VOLUNTARY_EXIT, exit.epoch)``:
+    ``state.fork.previous_version`` when the exit's epoch is before the included
+    fork's first epoch, else ``state.fork.current_version``; never an older fork's.
     """
     inclusion_epoch = exit_epoch if current_epoch is None else max(exit_epoch, current_epoch)
-    if chain.fork_name_at(inclusion_epoch).at_least(ForkName.DENEB):
+    state_fork = chain.fork_at(inclusion_epoch)
+    if state_fork.name.at_least(ForkName.DENEB):
         fork_version = chain.fork_version(ForkName.CAPELLA)
+    elif exit_epoch < state_fork.epoch:
+        # state.fork.previous_version: the upgrade to state_fork set it to the version of the
+        # fork just before (phase0 has none before it, and no epoch precedes its first).
+        fork_version = chain.forks[state_fork.name.order - 1].version
     else:
-        fork_version = chain.fork_version_at(exit_epoch)
+        fork_version = state_fork.version
     return compute_domain(DOMAIN_VOLUNTARY_EXIT, fork_version, chain.genesis_validators_root)
 
 

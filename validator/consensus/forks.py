@@ -29,9 +29,13 @@ class ForkName(StrEnum):
 
     @classmethod
     def parse(cls, name: str) -> ForkName:
-        """The fork named ``name`` (case-insensitive), or ValueError naming the known ones."""
+        """The fork named exactly ``name`` (the API's lowercase), or ValueError naming the known.
+
+        The Beacon API spells fork names in lowercase only; ``Electra`` is not a fork name
+        but a malformed one, and accepting it would hide a broken node.
+        """
         try:
-            return cls(name.lower())
+            return cls(name)
         except ValueError:
             known = ", ".join(fork.value for fork in FORK_ORDER)
             raise ValueError(f"unknown fork {name!r}; this client knows {known}") from None

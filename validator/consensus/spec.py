@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, mo
 
 from validator.consensus.encoding import parse_hex, parse_uint
 from validator.consensus.forks import FAR_FUTURE_EPOCH, FORK_ORDER, ForkName
-from validator.consensus.ssz.preset import SHAPE_PRESET
+from validator.consensus.ssz.preset import SHAPE_PRESET, SHAPE_PRESET_FORK
 
 
 class ChainSpecError(ValueError):
@@ -115,18 +115,20 @@ class SpecConfig(_ApiModel):
     SLOTS_PER_EPOCH: Uint64
 
     GENESIS_FORK_VERSION: ForkVersion
-    ALTAIR_FORK_VERSION: ForkVersion
-    ALTAIR_FORK_EPOCH: Uint64
-    BELLATRIX_FORK_VERSION: ForkVersion
-    BELLATRIX_FORK_EPOCH: Uint64
-    CAPELLA_FORK_VERSION: ForkVersion
-    CAPELLA_FORK_EPOCH: Uint64
-    DENEB_FORK_VERSION: ForkVersion
-    DENEB_FORK_EPOCH: Uint64
-    ELECTRA_FORK_VERSION: ForkVersion
-    ELECTRA_FORK_EPOCH: Uint64
-    FULU_FORK_VERSION: ForkVersion
-    FULU_FORK_EPOCH: Uint64
+    # A fork whose pair a node does not serve is one that node's chain does not schedule
+    # (a node older than the fork knows nothing of it): as if its epoch were FAR_FUTURE_EPOCH.
+    ALTAIR_FORK_VERSION: ForkVersion | None = None
+    ALTAIR_FORK_EPOCH: Uint64 | None = None
+    BELLATRIX_FORK_VERSION: ForkVersion | None = None
+    BELLATRIX_FORK_EPOCH: Uint64 | None = None
+    CAPELLA_FORK_VERSION: ForkVersion | None = None
+    CAPELLA_FORK_EPOCH: Uint64 | None = None
+    DENEB_FORK_VERSION: ForkVersion | None = None
+    DENEB_FORK_EPOCH: Uint64 | None = None
+    ELECTRA_FORK_VERSION: ForkVersion | None = None
+    ELECTRA_FORK_EPOCH: Uint64 | None = None
+    FULU_FORK_VERSION: ForkVersion | None = None
+    FULU_FORK_EPOCH: Uint64 | None = None
 
     DOMAIN_BEACON_PROPOSER: DomainTypeHex
     DOMAIN_BEACON_ATTESTER: DomainTypeHex
@@ -184,6 +186,14 @@ class SpecConfig(_ApiModel):
             raise ValueError("SLOTS_PER_EPOCH is 0")
         if self.EPOCHS_PER_SYNC_COMMITTEE_PERIOD == 0:
             raise ValueError("EPOCHS_PER_SYNC_COMMITTEE_PERIOD is 0")
+        for prefix in _FORK_CONFIG_PREFIX.values():
+            version = getattr(self, f"{prefix}_FORK_VERSION")
+            epoch = getattr(self, f"{prefix}_FORK_EPOCH")
+            if (version is None) != (epoch is None):
+                present, absent = ("VERSION", "EPOCH") if epoch is None else ("EPOCH", "VERSION")
+                raise ValueError(
+                    f"{prefix}_FORK_{present} is served without {prefix}_FORK_{absent}"
+                )
         for name, expected in PROTOCOL_DOMAIN_TYPES.items():
             served = getattr(self, name, None)
             if served is not None and served != expected:
@@ -197,6 +207,8 @@ class SpecConfig(_ApiModel):
             **self.preset_values,
         }
         for name, served_value in shape_values.items():
+            if self.fork_epoch(SHAPE_PRESET_FORK[name]) == FAR_FUTURE_EPOCH:
+                continue  # no container of an unscheduled fork is ever built on this chain
             if served_value != SHAPE_PRESET[name]:
                 raise ValueError(
                     f"{name} is {served_value}, but this client's SSZ containers are built for "
@@ -211,17 +223,19 @@ class SpecConfig(_ApiModel):
         assert self.SECONDS_PER_SLOT is not None  # the validator above requires one of them
         return self.SECONDS_PER_SLOT * 1000
 
-    def fork_version(self, fork: ForkName) -> bytes:
+    def fork_version(self, fork: ForkName) -> bytes | None:
+        """The fork's version; None when the node does not serve it (not scheduled)."""
         if fork is ForkName.PHASE0:
             return self.GENESIS_FORK_VERSION
-        version: bytes = getattr(self, f"{_FORK_CONFIG_PREFIX[fork]}_FORK_VERSION")
+        version: bytes | None = getattr(self, f"{_FORK_CONFIG_PREFIX[fork]}_FORK_VERSION")
         return version
 
     def fork_epoch(self, fork: ForkName) -> int:
+        """The fork's first epoch; FAR_FUTURE_EPOCH when the node does not serve it."""
         if fork is ForkName.PHASE0:
             return 0
-        epoch: int = getattr(self, f"{_FORK_CONFIG_PREFIX[fork]}_FORK_EPOCH")
-        return epoch
+        epoch: int | None = getattr(self, f"{_FORK_CONFIG_PREFIX[fork]}_FORK_EPOCH")
+        return FAR_FUTURE_EPOCH if epoch is None else epoch
 
 
 def parse_genesis_response(body: object) -> Genesis:
@@ -285,6 +299,10 @@ def _describe(failure: ValidationError) -> str:
     return "; ".join(problems)
 
 
+UNSERVED_VERSION = b""
+"""The version of a fork the node does not serve: no domain can be computed from it."""
+
+
 @dataclass(frozen=True)
 class ScheduledFork:
     """A fork with its version and first epoch (FAR_FUTURE_EPOCH when not scheduled)."""
@@ -337,7 +355,9 @@ class ChainSpec:
                 f"0x{config.GENESIS_FORK_VERSION.hex()} of /eth/v1/config/spec"
             )
         forks = tuple(
-            ScheduledFork(fork, config.fork_version(fork), config.fork_epoch(fork))
+            ScheduledFork(
+                fork, config.fork_version(fork) or UNSERVED_VERSION, config.fork_epoch(fork)
+            )
             for fork in FORK_ORDER
         )
         for earlier, later in zip(forks, forks[1:], strict=False):
@@ -433,7 +453,20 @@ class ChainSpec:
 
 
 def _check_fork_schedule(forks: Sequence[ScheduledFork], schedule: Sequence[ApiFork]) -> int:
-    """Cross-check the fork schedule against the spec; return the first unknown fork's epoch."""
+    """Cross-check the fork schedule against the spec; return the first unknown fork's epoch.
+
+    Both endpoints describe the same schedule; a fork one of them schedules and the other
+    does not (or at another epoch) means one is wrong, and the fork guard would treat that
+    fork's epochs as the previous fork's. Neither is trusted over the other.
+    """
+    by_version = {fork.version: fork for fork in forks if fork.scheduled}
+    listed = {entry.current_version for entry in schedule}
+    for fork in by_version.values():
+        if fork.version not in listed:
+            raise ChainSpecError(
+                f"/eth/v1/config/spec schedules {fork.name.value} (0x{fork.version.hex()}) at "
+                f"epoch {fork.epoch}, but /eth/v1/config/fork_schedule does not list it"
+            )
     by_version = {fork.version: fork for fork in forks}
     unknown_fork_epoch = FAR_FUTURE_EPOCH
     for entry in schedule:

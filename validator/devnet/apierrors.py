@@ -5,14 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+# One error type for every HTTP API of the project: the Beacon API's ErrorMessage
+# and the Keymanager API's error share the shape {code, message}.
+from keymanager.api.http import ApiError
 
-class ApiError(Exception):
-    """Answer the request with ``status`` and the spec's ErrorMessage shape."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+__all__ = ["ApiError", "error_body", "indexed_error_body"]
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:

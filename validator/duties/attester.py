@@ -27,13 +27,16 @@ from remerkleable.core import View
 from validator.beacon import AttesterDuty, BeaconApiError, BeaconNodeError
 from validator.consensus.encoding import to_hex
 from validator.consensus.forks import ForkName
+from validator.consensus.spec import UnsupportedForkError
 from validator.consensus.ssz import AttestationData, SszInputError, from_json, to_json
 from validator.consensus.ssz.electra import AggregateAndProof, Attestation
 from validator.duties.context import (
     DutyContext,
+    deadline_passed,
+    missed,
     observe_publish_delay,
     outcomes_of,
-    publish,
+    publish_in_time,
     refuse,
     report,
 )
@@ -99,14 +102,14 @@ class Attester:
             return made
         kind = DutyKind.ATTESTATION
         indices = [duty.validator_index for duty in duties]
-        fork = self._ctx.chain.fork_name_at(self._ctx.chain.epoch_at_slot(slot))
-        if not fork.at_least(ForkName.ELECTRA):
+        fork, unsupported = self._signable_fork(slot)
+        if fork is None:
             refuse(kind, "unsupported_fork")
             report(
                 slot,
                 kind,
                 outcomes_of(indices, [DutyResult.REFUSED] * len(duties)),
-                {DutyResult.REFUSED: f"this client attests from Electra on, not in {fork.value}"},
+                {DutyResult.REFUSED: unsupported},
             )
             return made
         data, result, problem = await self.fetch_data(slot)
@@ -114,6 +117,10 @@ class Attester:
             report(slot, kind, outcomes_of(indices, [result] * len(duties)), {result: problem})
             return made
         made.data = data
+        if deadline_passed(self._ctx.clock, kind, slot):
+            late = missed(self._ctx.clock, kind, slot, len(duties))
+            report(slot, kind, outcomes_of(indices, late.results), {DutyResult.MISSED: late.detail})
+            return made
         results = await self._ctx.signer.sign_attestations(
             [AttestationRequest(duty.pubkey, data) for duty in duties]
         )
@@ -145,8 +152,13 @@ class Attester:
                 }
                 for duty, signature in to_publish
             ]
-            publication = await publish(
-                self._ctx.client.publish_attestations(messages, consensus_version=fork.value),
+            publication = await publish_in_time(
+                self._ctx.clock,
+                kind,
+                slot,
+                lambda: self._ctx.client.publish_attestations(
+                    messages, consensus_version=fork.value
+                ),
                 len(messages),
             )
             published_duties = [duty for duty, _ in to_publish]
@@ -161,6 +173,21 @@ class Attester:
             }
         report(slot, kind, outcomes, details)
         return made
+
+    def _signable_fork(self, slot: int) -> tuple[ForkName | None, str]:
+        """The fork at ``slot`` when this client attests in it; else None and why not.
+
+        A fork the client does not know raises UnsupportedForkError in the chain spec:
+        that is a refusal like any other, not a failure of the duty.
+        """
+        chain = self._ctx.chain
+        try:
+            fork = chain.fork_name_at(chain.epoch_at_slot(slot))
+        except UnsupportedForkError as error:
+            return None, str(error)
+        if not fork.at_least(ForkName.ELECTRA):
+            return None, f"this client attests from Electra on, not in {fork.value}"
+        return fork, ""
 
     # -- aggregator selection ----------------------------------------------------
 
@@ -183,7 +210,13 @@ class Attester:
         }
 
     async def aggregators(self, slot: int, duties: Sequence[AttesterDuty]) -> set[bytes]:
-        """The keys among ``duties`` (all of ``slot``) that aggregate their committee."""
+        """The keys among ``duties`` (all of ``slot``) that aggregate their committee.
+
+        None where this client does not aggregate (before Electra, or a fork it does not
+        know): no selection proof is signed for an aggregation that would be refused.
+        """
+        if self._signable_fork(slot)[0] is None:
+            return set()
         proofs = await self.selection_proofs(slot, duties)
         target = self._ctx.chain.target_aggregators_per_committee
         return {
@@ -206,6 +239,18 @@ class Attester:
         if not duties:
             return
         kind = DutyKind.AGGREGATE
+        fork, unsupported = self._signable_fork(slot)
+        if fork is None:
+            # Refused by design: before any selection proof is signed or anything fetched.
+            refuse(kind, "unsupported_fork")
+            refused = [(duty.validator_index, DutyResult.REFUSED) for duty in duties]
+            report(slot, kind, refused, {DutyResult.REFUSED: unsupported})
+            return
+        if deadline_passed(self._ctx.clock, kind, slot):
+            late = missed(self._ctx.clock, kind, slot, len(duties))
+            indices = [duty.validator_index for duty in duties]
+            report(slot, kind, outcomes_of(indices, late.results), {DutyResult.MISSED: late.detail})
+            return
         chosen = await self.aggregators(slot, duties)
         outcomes: list[tuple[int, DutyResult]] = [
             (duty.validator_index, DutyResult.SKIPPED)
@@ -225,7 +270,6 @@ class Attester:
                 report(slot, kind, outcomes, {result: problem})
                 return
         data_root = bytes(data.hash_tree_root())
-        fork = self._ctx.chain.fork_name_at(self._ctx.chain.epoch_at_slot(slot))
         by_committee: dict[int, list[AttesterDuty]] = defaultdict(list)
         for duty in aggregating:
             by_committee[duty.committee_index].append(duty)
@@ -266,8 +310,11 @@ class Attester:
                     )
                 )
         if signed_messages:
-            publication = await publish(
-                self._ctx.client.publish_aggregate_and_proofs(
+            publication = await publish_in_time(
+                self._ctx.clock,
+                kind,
+                slot,
+                lambda: self._ctx.client.publish_aggregate_and_proofs(
                     [message for _, message in signed_messages],
                     consensus_version=fork.value,
                 ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from validator.beacon import BeaconApiError, BeaconNodeClient, BeaconNodeError, PublishResult
@@ -47,9 +47,50 @@ class Publication:
         """Append each item's (validator index, outcome); True when any was published."""
         outcomes.extend(zip(indices, self.results, strict=True))
         if self.detail:
-            failed = DutyResult.FAILED in self.results
-            details[DutyResult.FAILED if failed else DutyResult.PUBLISHED] = self.detail
+            if DutyResult.MISSED in self.results:
+                details[DutyResult.MISSED] = self.detail
+            else:
+                failed = DutyResult.FAILED in self.results
+                details[DutyResult.FAILED if failed else DutyResult.PUBLISHED] = self.detail
         return DutyResult.PUBLISHED in self.results
+
+
+def send_deadline(clock: SlotClock, kind: DutyKind, slot: int) -> float:
+    """The last moment a message of ``kind`` for ``slot`` is worth sending.
+
+    Blocks, sync committee messages and contributions are for their slot only (nodes
+    reject sync messages of another slot); attestations and aggregates are still
+    included from the next slot's blocks, so they may go out until it ends.
+    """
+    if kind in (DutyKind.ATTESTATION, DutyKind.AGGREGATE):
+        return clock.slot_start(slot + 2)
+    return clock.slot_start(slot + 1)
+
+
+def deadline_passed(clock: SlotClock, kind: DutyKind, slot: int) -> bool:
+    return clock.now() >= send_deadline(clock, kind, slot)
+
+
+def missed(clock: SlotClock, kind: DutyKind, slot: int, count: int) -> Publication:
+    """``count`` messages dropped because their deadline passed (counted by ``report``)."""
+    late = clock.now() - send_deadline(clock, kind, slot)
+    return Publication(
+        [DutyResult.MISSED] * count,
+        f"its deadline passed {late:.2f} s ago; dropped, not sent late",
+    )
+
+
+async def publish_in_time(
+    clock: SlotClock,
+    kind: DutyKind,
+    slot: int,
+    call: Callable[[], Awaitable[PublishResult]],
+    count: int,
+) -> Publication:
+    """Publish ``count`` items through ``call`` unless their deadline has passed."""
+    if deadline_passed(clock, kind, slot):
+        return missed(clock, kind, slot, count)
+    return await publish(call(), count)
 
 
 async def publish(call: Awaitable[PublishResult], count: int) -> Publication:
@@ -110,6 +151,7 @@ def report(
             DutyResult.SKIPPED: logging.DEBUG if skipped_quietly else logging.INFO,
             DutyResult.REFUSED: logging.WARNING,
             DutyResult.FAILED: logging.ERROR,
+            DutyResult.MISSED: logging.WARNING,
         }[result]
         log_duty(
             slot,

@@ -33,6 +33,8 @@ class DutyResult(StrEnum):
     """Signed or not, it did not reach any beacon node (node errors, timeouts)."""
     SKIPPED = "skipped"
     """Nothing to do after all (not an aggregator, the node had no aggregate)."""
+    MISSED = "missed"
+    """Its deadline passed before it could be sent: dropped, never sent late."""
 
 
 DUTIES = Counter(

@@ -23,7 +23,13 @@ from validator.consensus.ssz.blocks import (
     parse_produced_block,
     parse_produced_block_ssz,
 )
-from validator.duties.context import DutyContext, observe_publish_delay, publish, refuse, report
+from validator.duties.context import (
+    DutyContext,
+    observe_publish_delay,
+    publish_in_time,
+    refuse,
+    report,
+)
 from validator.duties.metrics import DutyKind, DutyResult
 from validator.signing.types import SigningRefusedError
 
@@ -75,8 +81,11 @@ class BlockProposer:
             signed = await ctx.signer.sign_block(pubkey, produced)
         except SigningRefusedError as error:
             return DutyResult.REFUSED, str(error.refusal)
-        publication = await publish(
-            ctx.client.publish_block(
+        publication = await publish_in_time(
+            ctx.clock,
+            KIND,
+            slot,
+            lambda: ctx.client.publish_block(
                 to_json(signed.signed),
                 consensus_version=produced.fork.value,
                 blinded=produced.blinded,

@@ -10,8 +10,10 @@ Each slot starts three flows, each its own task so none can delay another:
 
 Every flow has a deadline (the end of the next slot), after which it is
 cancelled: a message that late is worthless, and a stuck beacon node must not
-pile up tasks. Each epoch (and when the keys change) a separate task looks up
-validator indices, fetches the duties of the epoch and the next, and sends the
+pile up tasks. Within it, each message kind has its own send deadline
+(``context.send_deadline``); past that it is dropped and counted missed.
+Each epoch (and when the keys change) a separate task looks up validator
+indices, fetches the duties of the epoch and the next, and sends the
 subscriptions and proposer preparations. The head/block event stream runs
 alongside; when it is down, the timers alone drive the flows.
 """
@@ -74,6 +76,9 @@ class DutyScheduler:
         self._proposing: set[tuple[int, int]] = set()
         self.head_slot: int | None = None
         context.tracker.on_refetch = self._on_refetch
+        # A key added or removed at any moment (the Keymanager API) gets its duties at once,
+        # not at the next slot's start: by then that slot's flows have read the old lists.
+        context.signer.on_keys_changed(self._on_keys_changed)
 
     # -- tasks -------------------------------------------------------------------
 
@@ -305,7 +310,7 @@ class DutyScheduler:
         if tracker.keys_changed() or tracker.unresolved or not tracker.indices:
             changed = await tracker.resolve_indices()
             if changed and tracker.held(DutyListKind.ATTESTER, epoch) is not None:
-                tracker.refetch_all(FetchReason.KEYS_CHANGED)
+                tracker.refetch_all(FetchReason.KEYS_CHANGED, from_epoch=epoch)
         if not tracker.indices:
             return
         await tracker.prepare_epoch(epoch)
@@ -316,11 +321,19 @@ class DutyScheduler:
             self._prepare_proposers(),
         )
 
+    def _on_keys_changed(self) -> None:
+        slot = self._ctx.clock.wall_slot()
+        if slot < 0 or not self._prepared_epochs:
+            return  # not running yet: the first epoch's work resolves every key
+        epoch = self._ctx.chain.epoch_at_slot(slot)
+        self._spawn(self._keys_changed(epoch), f"keys-changed-at-{slot}")
+
     async def _keys_changed(self, epoch: int) -> None:
+        """The current and next epoch's duties for the keys now held; nothing of the past."""
         tracker = self._ctx.tracker
         if await tracker.resolve_indices():
             log.info("keys changed: fetching duties again")
-            tracker.refetch_all(FetchReason.KEYS_CHANGED)
+            tracker.refetch_all(FetchReason.KEYS_CHANGED, from_epoch=epoch)
             self._subscribed.discard(epoch)
             self._subscribed.discard(epoch + 1)
             await asyncio.gather(

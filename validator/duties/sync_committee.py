@@ -29,9 +29,11 @@ from validator.consensus.ssz import (
 )
 from validator.duties.context import (
     DutyContext,
+    deadline_passed,
+    missed,
     observe_publish_delay,
     outcomes_of,
-    publish,
+    publish_in_time,
     refuse,
     report,
 )
@@ -63,6 +65,8 @@ class SyncCommitteeDuties:
             return None
         kind = DutyKind.SYNC_COMMITTEE_MESSAGE
         indices = [duty.validator_index for duty in members]
+        if self._missed(kind, slot, indices):
+            return None
         root, problem = await self.head_root(head_root)
         if root is None:
             report(
@@ -94,8 +98,12 @@ class SyncCommitteeDuties:
             )
             sent.append(duty)
         if messages:
-            publication = await publish(
-                self._ctx.client.publish_sync_committee_messages(messages), len(messages)
+            publication = await publish_in_time(
+                self._ctx.clock,
+                kind,
+                slot,
+                lambda: self._ctx.client.publish_sync_committee_messages(messages),
+                len(messages),
             )
             if publication.add_to([duty.validator_index for duty in sent], outcomes, details):
                 observe_publish_delay(kind, self._ctx.clock, slot)
@@ -110,6 +118,8 @@ class SyncCommitteeDuties:
             return
         kind = DutyKind.SYNC_CONTRIBUTION
         chain = self._ctx.chain
+        if self._missed(kind, slot, [duty.validator_index for duty in members]):
+            return
         requests = [
             SyncSelectionRequest(duty.pubkey, slot, subcommittee)
             for duty in members
@@ -173,8 +183,11 @@ class SyncCommitteeDuties:
                     )
                 )
         if signed_messages:
-            publication = await publish(
-                self._ctx.client.publish_contribution_and_proofs(
+            publication = await publish_in_time(
+                self._ctx.clock,
+                kind,
+                slot,
+                lambda: self._ctx.client.publish_contribution_and_proofs(
                     [message for _, message in signed_messages]
                 ),
                 len(signed_messages),
@@ -182,6 +195,14 @@ class SyncCommitteeDuties:
             if publication.add_to([index for index, _ in signed_messages], outcomes, details):
                 observe_publish_delay(kind, self._ctx.clock, slot)
         report(slot, kind, outcomes, details)
+
+    def _missed(self, kind: DutyKind, slot: int, indices: Sequence[int]) -> bool:
+        """Report every member's duty missed when its deadline passed (nothing is signed)."""
+        if not deadline_passed(self._ctx.clock, kind, slot):
+            return False
+        late = missed(self._ctx.clock, kind, slot, len(indices))
+        report(slot, kind, outcomes_of(indices, late.results), {DutyResult.MISSED: late.detail})
+        return True
 
     async def _fetch_contribution(
         self, slot: int, subcommittee: int, root: bytes

@@ -5,7 +5,9 @@ accepts for a far-future slot or epoch would stop the key from signing anything
 until the chain catches up: weeks, if a faulty or hostile beacon node hands out
 such a message. The far-future guard refuses those against the wall clock,
 which the beacon node does not control. An attestation whose source is above
-its target is never valid and would likewise poison the source watermark.
+its target is never valid and would likewise poison the source watermark; so is
+one whose source equals its target (except both 0 at genesis): once recorded, the
+target watermark would refuse every honest attestation up to that epoch.
 """
 
 from __future__ import annotations
@@ -46,11 +48,16 @@ def check_block_slot(chain: ChainSpec, slot: int, now: float, margin_epochs: int
 def check_attestation_epochs(
     chain: ChainSpec, source: int, target: int, now: float, margin_epochs: int
 ) -> Refusal | None:
-    """Refuse source above target, and a target more than ``margin_epochs`` beyond the clock."""
+    """Refuse source not below target (but 0 == 0), and a target too far beyond the clock."""
     if source > target:
         return Refusal(
             RefusalReason.SOURCE_ABOVE_TARGET,
             f"source epoch {source} is above target epoch {target}",
+        )
+    if source == target and target != 0:
+        return Refusal(
+            RefusalReason.SOURCE_EQUALS_TARGET,
+            f"source epoch {source} equals target epoch {target} (only both 0 is valid)",
         )
     current = wall_clock_epoch(chain, now)
     latest = current + margin_epochs

@@ -147,6 +147,7 @@ class Signer:
         self._record = record
         self._clock = clock
         self._keys = SigningKeys()
+        self._key_listeners: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------ keys
 
@@ -157,10 +158,21 @@ class Signer:
         without an entry there, its blocks and attestations are refused.
         """
         await self._keys.add(keys)
+        self._keys_changed()
 
     async def remove_keys(self, pubkeys: Iterable[bytes]) -> list[bytes]:
         """Stop signing with these keys; returns the removed ones once nothing signs with them."""
-        return await self._keys.remove(pubkeys)
+        removed = await self._keys.remove(pubkeys)
+        self._keys_changed()
+        return removed
+
+    def on_keys_changed(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (in the event loop) each time keys are added or removed."""
+        self._key_listeners.append(listener)
+
+    def _keys_changed(self) -> None:
+        for listener in self._key_listeners:
+            listener()
 
     def pubkeys(self) -> list[bytes]:
         return self._keys.pubkeys()
@@ -419,31 +431,41 @@ class Signer:
         self, slot: int, pubkeys: Sequence[bytes]
     ) -> list[SigningResult]:
         """Every key's aggregator selection proof for ``slot`` (one shared root)."""
-        root = selection_proof_signing_root(self.chain, slot)
-        return await self._sign_batch(
-            SigningKind.SELECTION_PROOF, [(pubkey, root) for pubkey in pubkeys]
-        )
+        kind = SigningKind.SELECTION_PROOF
+        try:
+            root = selection_proof_signing_root(self.chain, slot)
+        except UnsupportedForkError as error:
+            return self._refuse_unsupported_fork(kind, pubkeys, error)
+        return await self._sign_batch(kind, [(pubkey, root) for pubkey in pubkeys])
 
     async def sign_sync_committee_messages(
         self, slot: int, beacon_block_root: bytes, pubkeys: Sequence[bytes]
     ) -> list[SigningResult]:
         """Every sync committee member's message for ``slot`` (one shared root)."""
-        root = sync_committee_message_signing_root(self.chain, slot, beacon_block_root)
-        return await self._sign_batch(
-            SigningKind.SYNC_COMMITTEE_MESSAGE, [(pubkey, root) for pubkey in pubkeys]
-        )
+        kind = SigningKind.SYNC_COMMITTEE_MESSAGE
+        try:
+            root = sync_committee_message_signing_root(self.chain, slot, beacon_block_root)
+        except UnsupportedForkError as error:
+            return self._refuse_unsupported_fork(kind, pubkeys, error)
+        return await self._sign_batch(kind, [(pubkey, root) for pubkey in pubkeys])
 
     async def sign_sync_committee_selection_proofs(
         self, requests: Sequence[SyncSelectionRequest]
     ) -> list[SigningResult]:
+        kind = SigningKind.SYNC_COMMITTEE_SELECTION_PROOF
         roots: dict[tuple[int, int], bytes] = {}
         jobs = []
-        for request in requests:
-            key = (request.slot, request.subcommittee_index)
-            if key not in roots:
-                roots[key] = sync_committee_selection_proof_signing_root(self.chain, *key)
-            jobs.append((request.pubkey, roots[key]))
-        return await self._sign_batch(SigningKind.SYNC_COMMITTEE_SELECTION_PROOF, jobs)
+        try:
+            for request in requests:
+                key = (request.slot, request.subcommittee_index)
+                if key not in roots:
+                    roots[key] = sync_committee_selection_proof_signing_root(self.chain, *key)
+                jobs.append((request.pubkey, roots[key]))
+        except UnsupportedForkError as error:
+            return self._refuse_unsupported_fork(
+                kind, [request.pubkey for request in requests], error
+            )
+        return await self._sign_batch(kind, jobs)
 
     async def sign_validator_registrations(
         self, registrations: Sequence[View]
@@ -545,6 +567,15 @@ class Signer:
         return results
 
     # ------------------------------------------------------------------ refusals
+
+    def _refuse_unsupported_fork(
+        self, kind: SigningKind, pubkeys: Sequence[bytes], error: UnsupportedForkError
+    ) -> list[SigningResult]:
+        """A batch at an epoch of a fork this client does not know: every key refused, counted."""
+        refusal = Refusal(RefusalReason.UNSUPPORTED_FORK, str(error))
+        results = [SigningResult(pubkey, refusal=refusal) for pubkey in pubkeys]
+        self._log_batch_refusals(kind, results)
+        return results
 
     def _refused(
         self, kind: SigningKind, pubkeys: Sequence[bytes], refusal: Refusal, what: str = ""

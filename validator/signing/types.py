@@ -43,6 +43,8 @@ class RefusalReason(StrEnum):
     """The slot or target epoch lies too far beyond the wall clock."""
     SOURCE_ABOVE_TARGET = "source_above_target"
     """An attestation whose source epoch is above its target epoch."""
+    SOURCE_EQUALS_TARGET = "source_equals_target"
+    """An attestation whose source epoch equals its target epoch (other than 0 at genesis)."""
     WRONG_FORK = "wrong_fork"
     """A block built for another fork than the chain's at the block's epoch."""
     UNSUPPORTED_FORK = "unsupported_fork"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from validator.beacon import BeaconNodeClient, NodeHealth, NodeUnavailableError, RequestTimeouts
-from validator.beacon.errors import BeaconApiError, NodeTimeoutError
+from validator.beacon.errors import BeaconApiError
 from validator.beacon.nodes import NodePool, display_url, normalize_node_url
 from validator.beacon.types import SyncingStatus
 
@@ -36,7 +36,7 @@ def status(*, syncing: bool = False, distance: int = 0, optimistic: bool = False
 def test_preference_order_and_publish_targets() -> None:
     pool = NodePool([f"http://n{i}:1" for i in range(5)])
     n0, n1, n2, n3, n4 = pool.nodes
-    pool.record_failure(n0, NodeTimeoutError("slow"))
+    pool.record_failure(n0, NodeUnavailableError("refused"))
     pool.record_check(n1, status(syncing=True, distance=50), now=1.0)
     pool.record_check(n2, status(optimistic=True), now=1.0)
     pool.record_check(n4, status(), now=1.0)
@@ -61,7 +61,7 @@ def test_only_node_level_failures_demote() -> None:
     pool.record_failure(node, BeaconApiError(404, "not found"))
     assert node.health is NodeHealth.SYNCED
     pool.record_failure(node, BeaconApiError(503, "syncing"))
-    assert node.health is NodeHealth.SYNCING
+    assert node.health is NodeHealth.SYNCED
     pool.record_failure(node, NodeUnavailableError("refused"))
     assert node.health is NodeHealth.OFFLINE and node.consecutive_failures == 2
     # When every node is offline, publishing still tries them all.

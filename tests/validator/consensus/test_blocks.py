@@ -151,7 +151,7 @@ def test_blinded_block_refuses_what_is_not_a_full_block() -> None:
 def test_block_types_by_fork() -> None:
     assert block_types("electra").block is electra.BeaconBlock
     assert block_types(ForkName.FULU).block_contents is fulu.BlockContents
-    assert block_types("DENEB").blinded_block is deneb.BlindedBeaconBlock
+    assert block_types("deneb").blinded_block is deneb.BlindedBeaconBlock
     assert block_types("bellatrix").block_contents is None
     for fork in ("phase0", "altair", "capella"):
         with pytest.raises(UnsupportedForkError, match=f"no block containers for {fork}"):

@@ -58,7 +58,7 @@ async def test_double_vote_and_surround_are_refused(
     requests = [
         AttestationRequest(pubkeys[0], attestation_data(39, 3, 4, head=b"other head")),  # double
         AttestationRequest(pubkeys[0], attestation_data(39, 2, 5)),  # surrounds (3, 4)
-        AttestationRequest(pubkeys[0], attestation_data(39, 3, 3)),  # below the target
+        AttestationRequest(pubkeys[0], attestation_data(39, 2, 3)),  # below the target
     ]
     results = await signer.sign_attestations(requests)
     assert [result.refusal.reason for result in results if result.refusal] == [

@@ -64,7 +64,7 @@ def test_block_margin(clock_slot: int, block_slot: int, margin: int, refused: bo
         (40, 4, 7, 1, RefusalReason.FAR_FUTURE),
         (47, 4, 6, 1, None),  # still epoch 5
         (48, 4, 7, 1, None),  # epoch 6
-        (40, 5, 5, 0, None),
+        (40, 5, 5, 0, RefusalReason.SOURCE_EQUALS_TARGET),
         (40, 5, 6, 0, RefusalReason.FAR_FUTURE),
         (40, 5, 4, 1, RefusalReason.SOURCE_ABOVE_TARGET),
         (40, 9, 8, 1, RefusalReason.SOURCE_ABOVE_TARGET),  # both rules; named first

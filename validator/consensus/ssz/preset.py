@@ -5,7 +5,13 @@ public network and the Beacon API's maxItems use). A node that reports any of
 these values differently runs another preset, and the roots computed here would
 not be the ones its chain verifies, so ``validator.consensus.spec`` refuses it.
 Values from consensus-specs ``presets/mainnet/*.yaml`` (v1.6.x).
+
+Each value belongs to the fork whose containers first use it (the preset file it
+comes from); later forks' containers use it too. A chain that does not schedule
+that fork builds none of those containers, so the value is only checked there.
 """
+
+from validator.consensus.forks import ForkName
 
 # phase0
 MAX_COMMITTEES_PER_SLOT = 64
@@ -47,3 +53,26 @@ SHAPE_PRESET: dict[str, int] = {
     if name.isupper() and isinstance(value, int)
 }
 """Every value above by its config name, for comparing with ``/eth/v1/config/spec``."""
+
+_FIRST_OF_EACH_FORK: dict[str, ForkName] = {
+    "MAX_COMMITTEES_PER_SLOT": ForkName.PHASE0,
+    "SYNC_COMMITTEE_SIZE": ForkName.ALTAIR,
+    "MAX_BYTES_PER_TRANSACTION": ForkName.BELLATRIX,
+    "MAX_BLS_TO_EXECUTION_CHANGES": ForkName.CAPELLA,
+    "MAX_BLOB_COMMITMENTS_PER_BLOCK": ForkName.DENEB,
+    "MAX_ATTESTER_SLASHINGS_ELECTRA": ForkName.ELECTRA,
+    "FIELD_ELEMENTS_PER_EXT_BLOB": ForkName.FULU,
+}
+
+
+def _forks_of_values() -> dict[str, ForkName]:
+    forks: dict[str, ForkName] = {}
+    fork = ForkName.PHASE0
+    for name in SHAPE_PRESET:  # in the order of this file, grouped by fork
+        fork = _FIRST_OF_EACH_FORK.get(name, fork)
+        forks[name] = fork
+    return forks
+
+
+SHAPE_PRESET_FORK: dict[str, ForkName] = _forks_of_values()
+"""The fork whose containers first use each value of SHAPE_PRESET."""
