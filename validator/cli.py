@@ -75,6 +75,17 @@ MetricsAddress = Annotated[
 MetricsPort = Annotated[
     int, typer.Option("--metrics-port", help="Port of the metrics server.", min=0, max=65535)
 ]
+SlashingProtectionDb = Annotated[
+    str | None,
+    typer.Option(
+        "--slashing-protection-db",
+        help="Keep the slashing-protection record in this PostgreSQL database "
+        "(postgresql://...), shared by every client using it, instead of "
+        "slashing_protection.json in the validators directory (see "
+        "'slashing-protection db-init').",
+        show_default=False,
+    ),
+]
 LogFormatOption = Annotated[
     LogFormat,
     typer.Option(
@@ -153,6 +164,7 @@ def run_command(
             "anywhere; an existing record is never lowered.",
         ),
     ] = False,
+    slashing_protection_db: SlashingProtectionDb = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
     keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
@@ -185,6 +197,7 @@ def run_command(
         beacon_node_urls=beacon_node_url,
         validators_dir=validators_dir,
         init_slashing_protection=init_slashing_protection,
+        slashing_protection_db=slashing_protection_db,
         keymanager=keymanager,
         keymanager_address=keymanager_address,
         keymanager_port=keymanager_port,
@@ -261,6 +274,7 @@ def devnet_command(
             "--summary", help="Also write the summary as JSON to this file.", show_default=False
         ),
     ] = None,
+    slashing_protection_db: SlashingProtectionDb = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
     keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
@@ -283,6 +297,7 @@ def devnet_command(
         beacon_port=beacon_port,
         fault=fault,
         summary=summary,
+        slashing_protection_db=slashing_protection_db,
         keymanager=keymanager,
         keymanager_address=keymanager_address,
         keymanager_port=keymanager_port,

@@ -27,7 +27,7 @@ from keymanager.api import (
 )
 from keymanager.errors import ExitRefusedError, NoCurrentEpochError
 from keymanager.store import ValidatorStore
-from slashing_protection import SlashingProtection
+from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNodeClient
 from validator.consensus.spec import ChainSpec, ChainSpecError
 from validator.consensus.ssz import VoluntaryExit
@@ -84,7 +84,7 @@ class KeymanagerServer:
 async def start_keymanager(
     *,
     store: ValidatorStore,
-    record: SlashingProtection,
+    record: SlashingProtectionRecord,
     signer: Signer,
     chain: ChainSpec,
     client: BeaconNodeClient,

@@ -6,10 +6,12 @@ when it cannot be done:
 1. the metrics server (``--metrics``), so a stuck start-up can be watched;
 2. wait for a beacon node that answers and is synced;
 3. read the chain (genesis, spec, fork schedule) into a ``ChainSpec``;
-4. open the slashing-protection record for the chain's genesis_validators_root,
-   taking the directory's lock; with ``--init-slashing-protection`` the
-   directory's keys are registered as never having signed (an existing entry is
-   never lowered); without it there must be a record already;
+4. open the slashing-protection record for the chain's genesis_validators_root:
+   the file record, taking the directory's lock, or with ``--slashing-protection-db``
+   the shared PostgreSQL record (unreachable at start: the process stops; lost
+   later: nothing is signed until it is back); with ``--init-slashing-protection``
+   the directory's keys are registered as never having signed (an existing entry
+   is never lowered); without it there must be a record already;
 5. decrypt the keystores (every core, progress on a terminal) and hand the keys
    to the signer; a key the record does not know is refused by the signer at
    every message and named in a warning here;
@@ -36,7 +38,9 @@ from keymanager.api import DEFAULT_HOST as KEYMANAGER_DEFAULT_HOST
 from keymanager.api import DEFAULT_PORT as KEYMANAGER_DEFAULT_PORT
 from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
-from slashing_protection import SlashingProtection, SlashingProtectionError
+from slashing_protection import SlashingProtectionError
+from slashing_protection.opening import is_database_url, open_record
+from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNode, BeaconNodeClient, BeaconNodeError, RequestTimeouts
 from validator.chain_genesis import GENESIS_FILE, GenesisMismatchError, keep_genesis
 from validator.consensus.spec import ChainSpec, ChainSpecError, Genesis, parse_spec_data
@@ -69,6 +73,8 @@ class RunOptions:
     beacon_node_urls: Sequence[str]
     validators_dir: Path
     init_slashing_protection: bool = False
+    #: A postgresql:// URL: the shared record instead of the directory's file record.
+    slashing_protection_db: str | None = None
     keymanager: bool = False
     keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
     keymanager_port: int = DEFAULT_KEYMANAGER_PORT
@@ -141,6 +147,11 @@ class ValidatorService:
     def __init__(self, options: RunOptions) -> None:
         if not options.beacon_node_urls:
             raise StartupError("give at least one --beacon-node-url")
+        database = options.slashing_protection_db
+        if database is not None and not is_database_url(database):
+            raise StartupError(
+                "--slashing-protection-db must be a postgresql:// (or postgres://) URL"
+            )
         self.options = options
         self.store = ValidatorStore(options.validators_dir)
         self.chain: ChainSpec | None = None
@@ -182,12 +193,13 @@ class ValidatorService:
                 task.cancel()
             await asyncio.gather(waiting, stopping, return_exceptions=True)
 
-    def _open_record(self, chain: ChainSpec, pubkeys: Sequence[bytes]) -> SlashingProtection:
+    def _open_record(self, chain: ChainSpec, pubkeys: Sequence[bytes]) -> SlashingProtectionRecord:
         options = self.options
         register = list(pubkeys) if options.init_slashing_protection else []
+        location = options.slashing_protection_db or options.validators_dir
         try:
-            record = SlashingProtection.open(
-                options.validators_dir,
+            record = open_record(
+                location,
                 chain.genesis_validators_root,
                 register=register,
                 create=options.init_slashing_protection,
@@ -197,6 +209,14 @@ class ValidatorService:
         except SlashingProtectionError as error:
             raise StartupError(str(error)) from None
         return record
+
+    def _record_where(self) -> str:
+        """The record's location for logs (a database URL without its password)."""
+        if self.options.slashing_protection_db is None:
+            return str(self.options.validators_dir)
+        from slashing_protection.postgres import describe_url
+
+        return describe_url(self.options.slashing_protection_db)
 
     def _overrides(self, pubkey: bytes) -> KeyOverrides:
         settings = self.store.settings(pubkey)
@@ -213,7 +233,11 @@ class ValidatorService:
             raise StartupError(f"cannot load the keystores: {error}") from None
 
     async def _start_keymanager(
-        self, record: SlashingProtection, signer: Signer, chain: ChainSpec, client: BeaconNodeClient
+        self,
+        record: SlashingProtectionRecord,
+        signer: Signer,
+        chain: ChainSpec,
+        client: BeaconNodeClient,
     ) -> KeymanagerServer:
         options = self.options
         try:
@@ -232,7 +256,7 @@ class ValidatorService:
         except KeymanagerStartError as error:
             raise StartupError(str(error)) from None
 
-    def _warn_unregistered(self, record: SlashingProtection, keys: Iterable[bytes]) -> None:
+    def _warn_unregistered(self, record: SlashingProtectionRecord, keys: Iterable[bytes]) -> None:
         self.unregistered = [pk for pk in sorted(keys) if not record.contains(pk)]
         if self.unregistered:
             shown = ", ".join("0x" + pk.hex() for pk in self.unregistered[:3])
@@ -309,8 +333,9 @@ class ValidatorService:
             if kept:
                 log.info("genesis time %d kept in %s", chain.genesis_time, GENESIS_FILE)
             log.info(
-                "slashing-protection record of chain 0x%s opened (%d key(s) in it)",
+                "slashing-protection record of chain 0x%s opened in %s (%d key(s) in it)",
                 chain.genesis_validators_root.hex(),
+                self._record_where(),
                 len(record.pubkeys()),
             )
             if stop.is_set():

@@ -164,6 +164,7 @@ async def publish_block(
             _judge_embedded_attestation(chain, attestation)
     if chain.tree.get(root) is not None:
         chain.ledger.count("duplicate_messages")
+        chain.ledger.count("duplicate_blocks")
         return 200
     problem = None
     if slot > chain.latest_allowed_slot(now):

@@ -77,6 +77,8 @@ class DevnetOptions:
     beacon_port: int = 0
     fault: str | None = None
     summary: Path | None = None
+    #: The shared record (postgresql://...) instead of the directory's file record.
+    slashing_protection_db: str | None = None
     keymanager: bool = False
     keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
     keymanager_port: int = DEFAULT_KEYMANAGER_PORT
@@ -309,7 +311,12 @@ def exit_code(summary: dict[str, Any]) -> int:
 
 async def _run(options: DevnetOptions, console: Console, progress: Progress | None) -> int:
     validators_dir = options.validators_dir
-    first_run = not (validators_dir / RECORD_FILE).exists()
+    if options.slashing_protection_db is None:
+        first_run = not (validators_dir / RECORD_FILE).exists()
+    else:
+        # The shared record may hold other directories' keys: register only on the chain's
+        # first run, so a database that lost this chain's history is refused, not refilled.
+        first_run = not devnet_state_dir(validators_dir).exists()
     baseline = ClientCounts.now()
     chain = await start_chain(options)
     ready = chain.ready
@@ -340,6 +347,7 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 beacon_node_urls=[str(ready["url"])],
                 validators_dir=validators_dir,
                 init_slashing_protection=first_run,
+                slashing_protection_db=options.slashing_protection_db,
                 keymanager=options.keymanager,
                 keymanager_address=options.keymanager_address,
                 keymanager_port=options.keymanager_port,

@@ -182,6 +182,7 @@ async def submit_attestations(chain: DevnetChain, body: Sequence[Any], now: floa
         )
         if not added:
             chain.ledger.count("duplicate_messages")
+            chain.ledger.count("duplicate_attestations")
             continue
         _accept_vote(chain, attestation.attester_index, data, now)
         chain.ledger.count("attestations_received")

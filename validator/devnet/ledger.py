@@ -45,6 +45,8 @@ RUN_COUNTERS = (
     "proposer_preparations",
     "rejected_messages",
     "duplicate_messages",
+    "duplicate_attestations",
+    "duplicate_blocks",
     "stale_proposer_requests",
     "missed_attestations",
     "missed_proposals",

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from bench.support.pg_cluster import Cluster
 from slashing_protection.postgres import PostgresSlashingProtection, db_init
 from slashing_protection.rule import NEVER, attestation_allowed, block_allowed
-from tests.slashing_protection.postgres.conftest import fresh_database
+from tests.support.postgres import fresh_database
 from tests.support.records import ROOT, pubkey
 
 KEYS = [pubkey(n) for n in range(4)]  # key 3 is never registered

@@ -17,10 +17,10 @@ import pytest
 from bench.support.pg_cluster import Cluster
 from slashing_protection import SlashingProtection, SlashingProtectionError
 from slashing_protection.postgres import PostgresSlashingProtection, db_init
-from tests.slashing_protection.postgres.conftest import fresh_database
 from tests.slashing_protection.postgres.support import snapshot
 from tests.slashing_protection.test_vectors import _cases, _keys
 from tests.support.official_vectors import official_vectors
+from tests.support.postgres import fresh_database
 
 
 def _run(case: dict[str, Any], url: str, directory: Path, *, batch: bool) -> tuple[int, int]:

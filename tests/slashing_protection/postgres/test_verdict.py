@@ -24,8 +24,8 @@ from slashing_protection import (
     parse_interchange,
 )
 from slashing_protection.postgres import PostgresSlashingProtection, db_init
-from tests.slashing_protection.postgres.conftest import fresh_database
 from tests.slashing_protection.postgres.support import admin, allow_commits, fail_commits, snapshot
+from tests.support.postgres import fresh_database
 from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)

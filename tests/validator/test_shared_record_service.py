@@ -1,0 +1,146 @@
+"""``validator run --slashing-protection-db``: the client and its Keymanager API on the shared
+record in a real PostgreSQL (history in and out goes through the database, no file record)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import aiohttp
+import orjson
+import pytest
+
+from bench.support.pg_cluster import Cluster
+from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
+from slashing_protection import RECORD_FILE
+from slashing_protection.postgres import PostgresSlashingProtection, db_init
+from tests.support.beacon_fixtures import NodeStarter
+from tests.support.duty_node import GENESIS_VALIDATORS_ROOT, DutyNode
+from tests.support.postgres import fresh_database, start_cluster
+from tests.validator.conftest import ServiceRunner
+from tests.validator.test_keymanager_server import keymanager_port
+from validator.beacon import routes
+from validator.consensus.encoding import to_hex
+from validator.consensus.interop import interop_secret_key
+from validator.service import StartupError, ValidatorService
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    made = start_cluster()
+    try:
+        yield made
+    finally:
+        made.destroy()
+
+
+@pytest.fixture
+def pg_url(cluster: Cluster) -> str:
+    url = fresh_database(cluster)
+    db_init(url)
+    return url
+
+
+def history(pubkey: bytes, slot: int, source: int, target: int) -> str:
+    return orjson.dumps(
+        {
+            "metadata": {
+                "interchange_format_version": "5",
+                "genesis_validators_root": to_hex(GENESIS_VALIDATORS_ROOT),
+            },
+            "data": [
+                {
+                    "pubkey": to_hex(pubkey),
+                    "signed_blocks": [{"slot": str(slot)}],
+                    "signed_attestations": [
+                        {"source_epoch": str(source), "target_epoch": str(target)}
+                    ],
+                }
+            ],
+        }
+    ).decode()
+
+
+async def test_the_client_and_its_keymanager_api_keep_history_in_the_database(
+    start_node: NodeStarter,
+    run_service: ServiceRunner,
+    validators_dir: Callable[..., Path],
+    pg_url: str,
+) -> None:
+    node, url = await start_node(DutyNode, validator_count=8)
+    directory = validators_dir(4)
+    stop = asyncio.Event()
+    services: list[ValidatorService] = []
+    running = asyncio.create_task(
+        run_service(
+            url,
+            directory,
+            stop=stop,
+            started=services.append,
+            init_slashing_protection=True,
+            slashing_protection_db=pg_url,
+            keymanager=True,
+            keymanager_port=0,
+        )
+    )
+    imported_key = node.keys[4][1]
+    try:
+        port = await keymanager_port(services)
+        base = f"http://127.0.0.1:{port}/eth/v1"
+        token = (directory / "api-token.txt").read_text().strip()
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
+            # History in: a key with a past, its watermark far ahead of the chain.
+            keystore = encrypt_keystore(interop_secret_key(4), "pass", kdf=DEVNET_INSECURE_KDF)
+            body = {
+                "keystores": [keystore.to_json().decode()],
+                "passwords": ["pass"],
+                "slashing_protection": history(imported_key, 9_000, 900, 901),
+            }
+            async with http.post(f"{base}/keystores", json=body) as response:
+                assert response.status == 200
+                assert [item["status"] for item in (await response.json())["data"]] == ["imported"]
+            # Let key 0 attest at least once before it is taken away.
+            async with asyncio.timeout(30):
+                while not any(
+                    item["attester_index"] == "0"
+                    for arrival in node.published(routes.POOL_ATTESTATIONS_V2)
+                    for item in arrival.body
+                ):
+                    await asyncio.sleep(0.05)
+            # History out: DELETE answers what the database holds.
+            gone = {"pubkeys": [to_hex(node.keys[0][1])]}
+            async with http.delete(f"{base}/keystores", json=gone) as response:
+                assert response.status == 200
+                deleted = await response.json()
+        await asyncio.sleep(1.0)
+    finally:
+        stop.set()
+        await running
+
+    assert not (directory / RECORD_FILE).exists(), "the file record was used"
+    with PostgresSlashingProtection.open(pg_url, GENESIS_VALIDATORS_ROOT) as record:
+        mark = record.watermark(imported_key)
+        assert mark is not None and (mark.slot, mark.source, mark.target) == (9_000, 900, 901)
+        assert not record.attestation_allowed(imported_key, 900, 901)
+        out = orjson.loads(deleted["slashing_protection"])["data"]
+        assert [entry["pubkey"] for entry in out] == [to_hex(node.keys[0][1])]
+        stored = record.watermark(node.keys[0][1])
+        assert stored is not None and stored.target is not None
+        assert int(out[0]["signed_attestations"][-1]["target_epoch"]) == stored.target
+
+
+async def test_a_database_that_cannot_be_reached_stops_the_start(
+    start_node: NodeStarter,
+    run_service: ServiceRunner,
+    validators_dir: Callable[..., Path],
+    tmp_path: Path,
+) -> None:
+    _, url = await start_node(DutyNode, validator_count=4)
+    nowhere = f"postgresql://postgres@/postgres?host={tmp_path / 'no-server'}"
+    with pytest.raises(StartupError, match="cannot connect to the slashing-protection database"):
+        await run_service(
+            url, validators_dir(4), init_slashing_protection=True, slashing_protection_db=nowhere
+        )
+    with pytest.raises(StartupError, match="must be a postgresql://"):
+        await run_service(url, validators_dir(4), slashing_protection_db="/var/lib/record")
