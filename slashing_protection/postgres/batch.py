@@ -11,12 +11,13 @@ from typing import Any
 
 import orjson
 
+# The single-value argument checks are the file record's own: one rule for both.
+from slashing_protection.entries import check_pubkey, check_uint64
 from slashing_protection.interchange import PUBKEY_BYTES
 from slashing_protection.rule import (
     UINT64_MAX,
     attestation_allowed,
     attestations_allowed,
-    is_uint64,
 )
 
 # Stands for "no record" in the column comparisons (as in the file record): no uint64
@@ -25,19 +26,6 @@ _UNKNOWN = UINT64_MAX + 1
 KEYS_TABLE = "slashing_protection_keys"
 
 # --------------------------------------------------------------------------- argument checks
-
-
-def check_pubkey(pubkey: object) -> bytes:
-    if type(pubkey) is not bytes or len(pubkey) != PUBKEY_BYTES:
-        raise ValueError(f"a pubkey must be {PUBKEY_BYTES} bytes, got {pubkey!r:.60}")
-    return pubkey
-
-
-def check_uint64(value: object, what: str) -> int:
-    if not is_uint64(value):
-        raise ValueError(f"{what} must be an int in [0, 2**64 - 1], got {value!r:.40}")
-    assert isinstance(value, int)
-    return value
 
 
 def check_column(values: list[Any], what: str) -> None:
