@@ -277,12 +277,14 @@ class ValidatorService:
         stop: asyncio.Event,
         *,
         last_slot: int | None = None,
+        slot_count: int | None = None,
         on_slot: Callable[[int], None] | None = None,
     ) -> None:
         """Start, perform duties until ``stop`` is set, then stop cleanly.
 
-        ``last_slot`` and ``on_slot`` are for a driver, not flags of ``validator run``:
-        the devnet stops after its ``--slots`` and shows progress at every slot.
+        ``last_slot``, ``slot_count`` and ``on_slot`` are for a driver, not flags of
+        ``validator run``: the devnet stops after its ``--slots`` and shows progress at
+        every slot.
         """
         options = self.options
         if not options.validators_dir.is_dir():
@@ -367,7 +369,7 @@ class ValidatorService:
             context = DutyContext(client, signer, chain, clock, tracker, settings)
             self.scheduler = scheduler = DutyScheduler(context, on_slot=on_slot)
             try:
-                await scheduler.run(stop, last_slot=last_slot)
+                await scheduler.run(stop, last_slot=last_slot, slot_count=slot_count)
             finally:
                 log.info("stopping: finishing the duties in flight")
                 await scheduler.drain(options.stop_grace)

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,10 +337,9 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
             progress.on_slot(slot)
 
     try:
-        last_slot = None
-        if options.slots:
-            now_slot = max(0, _slot_at(ready, options.seconds_per_slot, time.time()))
-            last_slot = now_slot + options.slots - 1
+        # Counted from the first slot the client takes up: a slow start (many keys, a
+        # loaded host) must not eat into the slots asked for.
+        slot_count = options.slots or None
         service = ValidatorService(
             RunOptions(
                 beacon_node_urls=[str(ready["url"])],
@@ -363,9 +361,9 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
         if progress is not None:
             progress.service = service
             with progress.shown():
-                await service.run(stop, last_slot=last_slot, on_slot=on_slot)
+                await service.run(stop, slot_count=slot_count, on_slot=on_slot)
         else:
-            await service.run(stop, last_slot=last_slot, on_slot=on_slot)
+            await service.run(stop, slot_count=slot_count, on_slot=on_slot)
     finally:
         chain_summary = await stop_chain(chain)
     summary = build_summary(chain_summary, span.count, ClientCounts.now().since(baseline))
@@ -378,10 +376,6 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
         if chain_summary is None:
             console.print(f"the chain gave no summary; see {chain.log_path}", markup=False)
     return exit_code(summary)
-
-
-def _slot_at(ready: dict[str, Any], seconds_per_slot: float, now: float) -> int:
-    return int((now - int(ready["genesis_time"])) // seconds_per_slot)
 
 
 def _strict_middlewares() -> list[Any]:

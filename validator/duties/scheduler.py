@@ -183,8 +183,18 @@ class DutyScheduler:
 
     # -- the loop ----------------------------------------------------------------
 
-    async def run(self, stop: asyncio.Event, *, last_slot: int | None = None) -> None:
-        """Perform duties slot after slot until ``stop`` is set (or ``last_slot`` is done)."""
+    async def run(
+        self,
+        stop: asyncio.Event,
+        *,
+        last_slot: int | None = None,
+        slot_count: int | None = None,
+    ) -> None:
+        """Perform duties slot after slot until ``stop`` is set (or ``last_slot`` is done).
+
+        ``slot_count`` ends the run after that many slots counted from the first one this
+        loop takes up, however long start-up took (a driver's ``--slots N``).
+        """
         clock = self._ctx.clock
         events_task = None
         if self._use_events:
@@ -193,6 +203,9 @@ class DutyScheduler:
             slot = await self._first_slot(stop)
             if slot is None:
                 return
+            if slot_count is not None:
+                counted_last = slot + slot_count - 1
+                last_slot = counted_last if last_slot is None else min(last_slot, counted_last)
             while not stop.is_set():
                 self._start_slot(slot)
                 if last_slot is not None and slot >= last_slot:
