@@ -1,6 +1,6 @@
-"""The shared record's batch: argument checks, the SQL a batch runs (its rows locked in
-pubkey order, watermarks raised with GREATEST), the locked rows as columns, and the
-batch's judging by the minimal rule."""
+"""The shared record's batch: argument checks, the SQL a batch runs (the one-statement
+judge-and-raise, or its rows locked in pubkey order, watermarks raised with GREATEST),
+the locked rows as columns, and the batch's judging by the minimal rule."""
 
 from __future__ import annotations
 
@@ -93,6 +93,37 @@ FROM (
         WITH ORDINALITY AS x(source, target, n)
 ) AS u
 WHERE k.pubkey = u.pubkey
+"""
+
+# The usual batch in one statement: each allowed row is judged, locked and raised by the
+# update itself (rows are touched once, not locked first and updated after). The batch is
+# sorted by key and joined to the primary key in a nested loop, so rows lock in key order;
+# should the planner ever pick another order, PostgreSQL's deadlock detection aborts one
+# transaction and it is retried. A row is raised only where the rule allows the item and
+# the row holds at least what this process has committed or seen (the rollback alarm's
+# floor, NEVER where it has seen nothing); the count tells the caller whether every item
+# passed. When one did not, the caller undoes this statement and judges the batch in full.
+RAISE_ATTESTATIONS_IF_ALLOWED = f"""
+WITH batch AS (
+    SELECT substring(%(keys)b::bytea FROM (n::int - 1) * 48 + 1 FOR 48) AS pubkey,
+           source, target, seen_slot, seen_source, seen_target
+    FROM unnest(%(sources)s::numeric[], %(targets)s::numeric[], %(seen_slots)s::numeric[],
+                %(seen_sources)s::numeric[], %(seen_targets)s::numeric[])
+        WITH ORDINALITY AS x(source, target, seen_slot, seen_source, seen_target, n)
+    ORDER BY pubkey
+), raised AS (
+    UPDATE {KEYS_TABLE} AS k
+    SET source_epoch = GREATEST(k.source_epoch, b.source),
+        target_epoch = GREATEST(k.target_epoch, b.target)
+    FROM batch AS b
+    WHERE k.pubkey = b.pubkey
+      AND b.source >= coalesce(k.source_epoch, -1) AND b.target > coalesce(k.target_epoch, -1)
+      AND coalesce(k.block_slot, -1) >= b.seen_slot
+      AND coalesce(k.source_epoch, -1) >= b.seen_source
+      AND coalesce(k.target_epoch, -1) >= b.seen_target
+    RETURNING 1
+)
+SELECT count(*) FROM raised
 """
 
 RAISE_BLOCK = f"""

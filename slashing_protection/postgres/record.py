@@ -58,6 +58,7 @@ from slashing_protection.postgres.batch import (
     LOCK_ROWS,
     MERGE,
     RAISE_ATTESTATIONS,
+    RAISE_ATTESTATIONS_IF_ALLOWED,
     RAISE_BLOCK,
     READ_ONE,
     REGISTER,
@@ -348,6 +349,26 @@ class PostgresSlashingProtection:
             if seen.get(pubkey, NEVER) <= value:
                 seen[pubkey] = value
 
+    def _fast_batch_params(
+        self,
+        pubkeys: list[bytes],
+        sources: list[int],
+        targets: list[int],
+        batch_keys: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        """The one-statement batch's parameters, or None for a batch naming a key twice
+        (each later item must be judged against the earlier one's verdict)."""
+        if len(set(pubkeys)) != len(pubkeys):
+            return None
+        return {
+            "keys": batch_keys["keys"],
+            "sources": numbers_literal(sources),
+            "targets": numbers_literal(targets),
+            "seen_slots": numbers_literal(map(self._seen_slot.get, pubkeys, repeat(NEVER))),
+            "seen_sources": numbers_literal(map(self._seen_source.get, pubkeys, repeat(NEVER))),
+            "seen_targets": numbers_literal(map(self._seen_target.get, pubkeys, repeat(NEVER))),
+        }
+
     def _rolled_back(self, locked: LockedRows) -> set[bytes]:
         """Keys whose rows hold less than this process committed or read (the alarm)."""
         keys = list(locked.slot)
@@ -585,8 +606,19 @@ class PostgresSlashingProtection:
         batch_keys = keys_param(pubkeys)
         outcome: list[Any] = []
 
+        # Keys named once (every duty loop's batch): try the one-statement path first.
+        fast_params = self._fast_batch_params(pubkeys, sources, targets, batch_keys)
+
         def work(connection: Connection) -> list[bool]:
             outcome.clear()  # a retried attempt judges afresh
+            if fast_params is not None:
+                with connection.transaction() as attempt:
+                    row = connection.execute(RAISE_ATTESTATIONS_IF_ALLOWED, fast_params).fetchone()
+                    if row is not None and row[0] == len(pubkeys):
+                        outcome[:] = [None, set(), pubkeys, sources, targets, [True] * len(pubkeys)]
+                        return outcome[5]
+                    # One item refused (or a key unknown, or lowered): undo, judge in full.
+                    raise psycopg.Rollback(attempt)
             locked = LockedRows(connection.execute(LOCK_ROWS, batch_keys).fetchone())
             lowered = self._rolled_back(locked)
             verdicts, changed, new_sources, new_targets = judge_batch(
@@ -612,15 +644,18 @@ class PostgresSlashingProtection:
             except SlashingProtectionError:
                 WRITE_FAILURES.inc()
                 if outcome:
-                    return outcome[5], False, pubkeys, outcome[0].slot
+                    known = {} if outcome[0] is None else outcome[0].slot
+                    return outcome[5], False, pubkeys, known
                 return [False] * len(items), False, pubkeys, None
             finally:
                 WRITE_SECONDS.observe(time.perf_counter() - started)
             locked, lowered, changed, new_sources, new_targets, _ = outcome
-            self._remember(locked, lowered)
+            if locked is not None:
+                self._remember(locked, lowered)
             self._seen_source.update(zip(changed, new_sources, strict=True))
             self._seen_target.update(zip(changed, new_targets, strict=True))
-            return verdicts, True, pubkeys, locked.slot
+            # Every item allowed on the one-statement path: which keys have rows is not needed.
+            return verdicts, True, pubkeys, {} if locked is None else locked.slot
 
     # ------------------------------------------------------------------ registering, importing
 
