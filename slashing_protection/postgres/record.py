@@ -129,6 +129,9 @@ class PostgresSlashingProtection:
         # The highest watermark this process has committed or read, per key (NEVER for
         # none): a stored value below it means the database lost history (the alarm).
         self._seen_slot: dict[bytes, int] = {}
+        # Whether the last attestation batch passed in full: a host whose peers sign
+        # first is refused slot after slot, and skips the one-statement try until then.
+        self._last_batch_passed = True
         self._seen_source: dict[bytes, int] = {}
         self._seen_target: dict[bytes, int] = {}
 
@@ -607,7 +610,9 @@ class PostgresSlashingProtection:
         outcome: list[Any] = []
 
         # Keys named once (every duty loop's batch): try the one-statement path first.
-        fast_params = self._fast_batch_params(pubkeys, sources, targets, batch_keys)
+        fast_params = None
+        if self._last_batch_passed:
+            fast_params = self._fast_batch_params(pubkeys, sources, targets, batch_keys)
 
         def work(connection: Connection) -> list[bool]:
             outcome.clear()  # a retried attempt judges afresh
@@ -634,6 +639,7 @@ class PostgresSlashingProtection:
                     },
                 )
             outcome[:] = [locked, lowered, changed, new_sources, new_targets, verdicts]
+            self._last_batch_passed = all(verdicts)
             return verdicts
 
         with self._mutex:
