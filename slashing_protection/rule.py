@@ -8,6 +8,11 @@ The judging functions take keyword-only arguments: they compare four numbers of 
 type, and a swapped pair (a source for a target, the record's value for the request's)
 would still type-check, so every call names what it passes. `is_uint64` and the symmetric
 `merge_maximum` keep positional arguments, whose order cannot be confused.
+
+The attestation rule has one twin, in SQL: the shared record's one-statement batch
+(`slashing_protection.postgres.batch.RAISE_ATTESTATIONS_IF_ALLOWED`) applies it inside
+the database so that each row is judged and raised under one lock; its model test holds
+it to these functions' verdicts. Change both or neither.
 """
 
 from __future__ import annotations
