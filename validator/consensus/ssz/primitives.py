@@ -1,13 +1,7 @@
 """SSZ aliases named as in the consensus specs."""
 
 from remerkleable.basic import uint8, uint64, uint256
-from remerkleable.byte_arrays import ByteList, Bytes4, Bytes32, Bytes48, Bytes96, ByteVector
-
-from validator.consensus.ssz.preset import (
-    BYTES_PER_FIELD_ELEMENT,
-    FIELD_ELEMENTS_PER_BLOB,
-    MAX_BYTES_PER_TRANSACTION,
-)
+from remerkleable.byte_arrays import Bytes4, Bytes32, Bytes48, Bytes96, ByteVector
 
 Slot = uint64
 Epoch = uint64
@@ -25,13 +19,11 @@ BLSSignature = Bytes96
 ExecutionAddress = ByteVector[20]
 KZGCommitment = Bytes48
 KZGProof = Bytes48
-Transaction = ByteList[MAX_BYTES_PER_TRANSACTION]
-Blob = ByteVector[BYTES_PER_FIELD_ELEMENT * FIELD_ELEMENTS_PER_BLOB]
+# Transaction and Blob take their lengths from the preset: see bellatrix.py and deneb.py.
 
 __all__ = [
     "BLSPubkey",
     "BLSSignature",
-    "Blob",
     "CommitteeIndex",
     "Domain",
     "DomainType",
@@ -43,7 +35,6 @@ __all__ = [
     "KZGProof",
     "Root",
     "Slot",
-    "Transaction",
     "ValidatorIndex",
     "Version",
     "WithdrawalIndex",
