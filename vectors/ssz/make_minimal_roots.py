@@ -77,7 +77,7 @@ def _pack_bits(bits: list[bool]) -> bytes:
     return bytes(out)
 
 
-def main() -> None:
+def build_document() -> dict[str, Any]:
     rng = random.Random(SEED)
     shapes = shapes_by_hand(MINIMAL_BY_HAND)
     cases = []
@@ -86,16 +86,20 @@ def main() -> None:
             value = random_value(shapes[name], rng)
             root = root_by_hand(shapes[name], value)
             cases.append({"type": name, "case": number, "root": "0x" + root.hex(), "value": value})
-    document = {
+    return {
         "preset": "minimal",
         "preset_values": MINIMAL_BY_HAND,
         "source": "roots by hand (tests/support/roots_by_hand.py), random values, seed "
         f"{SEED}; written by vectors/ssz/make_minimal_roots.py",
         "cases": cases,
     }
+
+
+def main() -> None:
+    document = build_document()
     target = Path(__file__).with_name("minimal_roots.json")
     target.write_text(json.dumps(document, indent=1) + "\n")
-    print(f"wrote {len(cases)} cases to {target}")
+    print(f"wrote {len(document['cases'])} cases to {target}")
 
 
 if __name__ == "__main__":
