@@ -352,7 +352,8 @@ def _bits_of(raw: bytes) -> list[bool]:
     return [bool(raw[i // 8] >> (i % 8) & 1) for i in range(len(raw) * 8)]
 
 
-def _bytes_of(bits: list[bool]) -> bytes:
+def bits_to_bytes(bits: list[bool]) -> bytes:
+    """Bits packed little-endian into bytes, as SSZ bitfields are."""
     out = bytearray((len(bits) + 7) // 8)
     for i, bit in enumerate(bits):
         if bit:
@@ -381,7 +382,7 @@ def root_by_hand(shape: Shape, value: Any) -> bytes:
         bits = _bits_of(_hex(value))
         length = max(i for i, bit in enumerate(bits) if bit)  # the delimiter bit
         assert length <= shape[1]
-        packed = _pack(_bytes_of(bits[:length]))
+        packed = _pack(bits_to_bytes(bits[:length]))
         return _mix_in_length(merkleize_to(packed, (shape[1] + 255) // 256), length)
     if kind == "list":
         element, limit = shape[1], shape[2]

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.support.roots_by_hand import (  # noqa: E402
     MINIMAL_BY_HAND,
     Shape,
+    bits_to_bytes,
     root_by_hand,
     shapes_by_hand,
 )
@@ -55,10 +56,10 @@ def random_value(shape: Shape, rng: random.Random) -> Any:
         return "0x" + rng.randbytes(rng.randint(0, min(shape[1], MAX_BYTELIST_BYTES))).hex()
     if kind == "bitvector":
         bits = [rng.random() < 0.5 for _ in range(shape[1])]
-        return "0x" + _pack_bits(bits).hex()
+        return "0x" + bits_to_bytes(bits).hex()
     if kind == "bitlist":
         bits = [rng.random() < 0.5 for _ in range(rng.randint(0, min(shape[1], MAX_BITLIST_BITS)))]
-        return "0x" + _pack_bits([*bits, True]).hex()  # with the delimiter bit
+        return "0x" + bits_to_bytes([*bits, True]).hex()  # with the delimiter bit
     if kind == "list":
         count = rng.randint(0, min(shape[2], MAX_ITEMS))
         return [random_value(shape[1], rng) for _ in range(count)]
@@ -67,14 +68,6 @@ def random_value(shape: Shape, rng: random.Random) -> Any:
     if kind == "container":
         return {name: random_value(field, rng) for name, field in shape[1]}
     raise ValueError(kind)
-
-
-def _pack_bits(bits: list[bool]) -> bytes:
-    out = bytearray((len(bits) + 7) // 8)
-    for i, bit in enumerate(bits):
-        if bit:
-            out[i // 8] |= 1 << (i % 8)
-    return bytes(out)
 
 
 def build_document() -> dict[str, Any]:

@@ -23,6 +23,7 @@ from validator.consensus.ssz.primitives import (
     Root,
     Slot,
     ValidatorIndex,
+    transaction_type,
     uint64,
     uint256,
 )
@@ -31,7 +32,7 @@ from validator.consensus.ssz.primitives import (
 @cache
 def containers(preset: Preset) -> SimpleNamespace:
     """The bellatrix containers whose shape ``preset`` fixes, built once per preset."""
-    Transaction = ByteList[preset.MAX_BYTES_PER_TRANSACTION]
+    Transaction = transaction_type(preset)
     earlier = phase0.containers(preset)
     Attestation, AttesterSlashing, Deposit = (
         earlier.Attestation,

@@ -20,6 +20,8 @@ from validator.consensus.ssz.primitives import (
     Root,
     Slot,
     ValidatorIndex,
+    blob_type,
+    transaction_type,
     uint64,
     uint256,
 )
@@ -29,8 +31,8 @@ from validator.consensus.ssz.primitives import (
 def containers(preset: Preset) -> SimpleNamespace:
     """The deneb containers whose shape ``preset`` fixes, built once per preset."""
     bls_changes = preset.MAX_BLS_TO_EXECUTION_CHANGES
-    Transaction = ByteList[preset.MAX_BYTES_PER_TRANSACTION]
-    Blob = ByteVector[preset.BYTES_PER_FIELD_ELEMENT * preset.FIELD_ELEMENTS_PER_BLOB]
+    Transaction = transaction_type(preset)
+    Blob = blob_type(preset)
     earlier = phase0.containers(preset)
     Attestation, AttesterSlashing, Deposit = (
         earlier.Attestation,

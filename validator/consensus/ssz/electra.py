@@ -8,7 +8,7 @@ from functools import cache
 from types import SimpleNamespace
 
 from remerkleable.bitfields import Bitlist, Bitvector
-from remerkleable.byte_arrays import Bytes32, ByteVector
+from remerkleable.byte_arrays import Bytes32
 from remerkleable.complex import Container, List
 
 from validator.consensus.ssz import altair, deneb, phase0
@@ -31,6 +31,7 @@ from validator.consensus.ssz.primitives import (
     Root,
     Slot,
     ValidatorIndex,
+    blob_type,
     uint64,
 )
 
@@ -66,7 +67,7 @@ class ConsolidationRequest(Container):
 def containers(preset: Preset) -> SimpleNamespace:
     """The electra containers whose shape ``preset`` fixes, built once per preset."""
     bls_changes = preset.MAX_BLS_TO_EXECUTION_CHANGES
-    Blob = ByteVector[preset.BYTES_PER_FIELD_ELEMENT * preset.FIELD_ELEMENTS_PER_BLOB]
+    Blob = blob_type(preset)
     Deposit = phase0.containers(preset).Deposit
     SyncAggregate = altair.containers(preset).SyncAggregate
     payloads = deneb.containers(preset)

@@ -7,7 +7,6 @@ are the mainnet preset's.
 from functools import cache
 from types import SimpleNamespace
 
-from remerkleable.byte_arrays import ByteVector
 from remerkleable.complex import Container, List
 
 from validator.consensus.ssz import electra
@@ -27,7 +26,7 @@ from validator.consensus.ssz.electra import (
     SingleAttestation,
 )
 from validator.consensus.ssz.preset import MAINNET, Preset, container_namespace
-from validator.consensus.ssz.primitives import KZGProof
+from validator.consensus.ssz.primitives import KZGProof, blob_type
 
 
 def max_cell_proofs_per_block(preset: Preset) -> int:
@@ -38,7 +37,7 @@ def max_cell_proofs_per_block(preset: Preset) -> int:
 @cache
 def containers(preset: Preset) -> SimpleNamespace:
     """Fulu's containers for ``preset``: Electra's, with Fulu's block contents."""
-    Blob = ByteVector[preset.BYTES_PER_FIELD_ELEMENT * preset.FIELD_ELEMENTS_PER_BLOB]
+    Blob = blob_type(preset)
     blocks = electra.containers(preset)
     BeaconBlock, SignedBeaconBlock = blocks.BeaconBlock, blocks.SignedBeaconBlock
     cell_proofs = max_cell_proofs_per_block(preset)
