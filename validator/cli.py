@@ -244,6 +244,13 @@ def devnet_command(
     slots_per_epoch: Annotated[
         int, typer.Option("--slots-per-epoch", help="Slots per epoch of a new chain.", min=1)
     ] = 8,
+    preset: Annotated[
+        str,
+        typer.Option(
+            "--preset",
+            help="Preset of a new chain (mainnet or minimal); the client follows the node's.",
+        ),
+    ] = "mainnet",
     validators_dir: Annotated[
         Path,
         typer.Option(
@@ -293,6 +300,7 @@ def devnet_command(
         slots=slots,
         seconds_per_slot=seconds_per_slot,
         slots_per_epoch=slots_per_epoch,
+        preset=preset,
         validators_dir=validators_dir,
         beacon_port=beacon_port,
         fault=fault,

@@ -33,10 +33,10 @@ from validator.consensus.interop import interop_keypair
 from validator.consensus.spec import ChainSpec
 from validator.consensus.ssz import AttestationData, hash_tree_root
 from validator.consensus.ssz.codec import from_json
+from validator.consensus.ssz.preset import MAINNET, Preset
 from validator.devnet.openapi_check import BeaconApiSpec
 
 GENESIS_VALIDATORS_ROOT = bytes.fromhex("d1" * 32)
-SYNC_SUBCOMMITTEE_SIZE = 128
 
 
 def root_for(tag: str, number: int) -> str:
@@ -82,8 +82,10 @@ class DutyNode(FakeBeaconNode):
         known_validators: int | None = None,
         head_delay: float | None = 0.1,
         schedule: Schedule | None = None,
+        preset: Preset = MAINNET,
     ) -> None:
         super().__init__(spec, name="duty-node")
+        self.preset = preset
         now = time.time()
         # Genesis is a whole second (the API's genesis_time); pick it so the clock is
         # ``genesis_slots_ago`` slots past it, rounded up to the next whole second.
@@ -93,6 +95,7 @@ class DutyNode(FakeBeaconNode):
             genesis_validators_root=GENESIS_VALIDATORS_ROOT,
             slot_duration_ms=slot_duration_ms,
             slots_per_epoch=slots_per_epoch,
+            preset=preset,
         )
         self.chain: ChainSpec = self.config.chain_spec()
         self.validator_count = validator_count
@@ -256,6 +259,10 @@ class DutyNode(FakeBeaconNode):
         version = self.version(slot)
         make = canned.electra_blinded_block if self.blinded_blocks else canned.electra_block
         block = make(slot, self.proposer(slot))
+        # The canned block is mainnet's; the preset shapes its sync aggregate.
+        block["body"]["sync_aggregate"]["sync_committee_bits"] = to_hex(
+            bytes(self.preset.SYNC_COMMITTEE_SIZE // 8)
+        )
         block["body"]["randao_reveal"] = request.query["randao_reveal"]
         if "graffiti" in request.query:
             block["body"]["graffiti"] = request.query["graffiti"]
@@ -286,7 +293,7 @@ class DutyNode(FakeBeaconNode):
         asked = request.query["attestation_data_root"]
         if to_hex(hash_tree_root(from_json(AttestationData, data))) != asked:
             return 404, canned.error(404, "no aggregate for that data"), {}
-        committee_bits = bytearray(8)
+        committee_bits = bytearray((self.preset.MAX_COMMITTEES_PER_SLOT + 7) // 8)
         committee_bits[committee // 8] |= 1 << (committee % 8)
         aggregate = {
             "aggregation_bits": "0x1f",  # four members and the length bit
@@ -300,7 +307,10 @@ class DutyNode(FakeBeaconNode):
     def _contribution(self, request: web.Request) -> tuple[int, Any, dict[str, str]]:
         slot = int(request.query["slot"])
         subcommittee = int(request.query["subcommittee_index"])
-        return 200, canned.contribution(slot, subcommittee, request.query["beacon_block_root"]), {}
+        answer = canned.contribution(slot, subcommittee, request.query["beacon_block_root"])
+        members = self.preset.SYNC_COMMITTEE_SIZE // self.preset.SYNC_COMMITTEE_SUBNET_COUNT
+        answer["data"]["aggregation_bits"] = "0x" + "ff" * (members // 8)
+        return 200, answer, {}
 
     def _publication(self, route: str) -> Callable[[web.Request], tuple[int, Any, dict[str, str]]]:
         def answer(request: web.Request) -> tuple[int, Any, dict[str, str]]:

@@ -2,9 +2,11 @@
 
 The simulated beacon node serves these replies and the client reads them with
 the same parser it uses for a real node, so the devnet exercises the real
-path. Only time parameters differ from mainnet (short slots, few slots per
-epoch, every fork from genesis); the preset values that shape SSZ containers
-stay mainnet's, because the client's containers are mainnet's.
+path. It runs the mainnet or the minimal preset (``preset``) and serves every
+value of it that shapes a container; on mainnet only time parameters differ
+from a real chain (short slots, few slots per epoch, every fork from genesis),
+while a minimal chain serves the minimal preset's own SLOTS_PER_EPOCH (8) and
+EPOCHS_PER_SYNC_COMMITTEE_PERIOD (8) by default.
 
 Fork versions follow one fixed scheme, ``<fork index> 00 de 7e``: phase0 is
 0x0000de7e, Electra 0x0500de7e, Fulu 0x0600de7e. No public network uses them,
@@ -20,7 +22,7 @@ from typing import Any
 from validator.consensus.encoding import to_hex
 from validator.consensus.forks import FAR_FUTURE_EPOCH, FORK_ORDER, ForkName
 from validator.consensus.spec import PROTOCOL_DOMAIN_TYPES, ChainSpec
-from validator.consensus.ssz.preset import SHAPE_PRESET
+from validator.consensus.ssz.preset import MAINNET, Preset
 
 SIMULATED_CONFIG_NAME = "unslashable-devnet"
 TARGET_AGGREGATORS_PER_COMMITTEE = 16
@@ -47,6 +49,7 @@ class SimulatedChainConfig:
     """First epoch of each fork (FAR_FUTURE_EPOCH: never); one left out starts with the fork
     before it, so ``{ForkName.ELECTRA: 2}`` runs Deneb in epochs 0-1, Electra and Fulu from 2."""
     epochs_per_sync_committee_period: int = 8
+    preset: Preset = MAINNET
 
     def __post_init__(self) -> None:
         if len(self.genesis_validators_root) != 32:
@@ -76,7 +79,10 @@ class SimulatedChainConfig:
 
     def spec_response(self) -> dict[str, Any]:
         """``GET /eth/v1/config/spec``."""
-        data: dict[str, Any] = {"PRESET_BASE": "mainnet", "CONFIG_NAME": SIMULATED_CONFIG_NAME}
+        data: dict[str, Any] = {
+            "PRESET_BASE": self.preset.name,
+            "CONFIG_NAME": SIMULATED_CONFIG_NAME,
+        }
         if self.slot_duration_ms % 1000 == 0:
             # Sub-second slots cannot be written as SECONDS_PER_SLOT; newer nodes omit it too.
             data["SECONDS_PER_SLOT"] = str(self.slot_duration_ms // 1000)
@@ -93,7 +99,8 @@ class SimulatedChainConfig:
         data["TARGET_AGGREGATORS_PER_SYNC_SUBCOMMITTEE"] = str(
             TARGET_AGGREGATORS_PER_SYNC_SUBCOMMITTEE
         )
-        for name, value in SHAPE_PRESET.items():
+        data["TARGET_COMMITTEE_SIZE"] = str(self.preset.TARGET_COMMITTEE_SIZE)
+        for name, value in self.preset.shape_values().items():
             data[name] = str(value)
         return {"data": data}
 

@@ -17,11 +17,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from validator.consensus.encoding import parse_hex, parse_uint
 from validator.consensus.forks import FAR_FUTURE_EPOCH, FORK_ORDER, ForkName
-from validator.consensus.ssz.preset import SHAPE_PRESET, SHAPE_PRESET_FORK
+from validator.consensus.ssz.preset import (
+    MAINNET,
+    PRESETS,
+    SHAPE_VALUE_FORK,
+    SHAPE_VALUE_NAMES,
+    Preset,
+)
 
 
 class ChainSpecError(ValueError):
@@ -113,6 +126,9 @@ class SpecConfig(_ApiModel):
     SECONDS_PER_SLOT: Uint64 | None = None
     SLOT_DURATION_MS: Uint64 | None = None
     SLOTS_PER_EPOCH: Uint64
+    # Names the preset, and so the containers; a node that leaves it out gets the known
+    # preset whose values all match what it serves.
+    PRESET_BASE: str | None = None
 
     GENESIS_FORK_VERSION: ForkVersion
     # A fork whose pair a node does not serve is one that node's chain does not schedule
@@ -152,6 +168,7 @@ class SpecConfig(_ApiModel):
 
     # Every other preset value that fixes an SSZ container's shape, when served.
     preset_values: dict[str, int] = {}
+    _preset: Preset = PrivateAttr(default=MAINNET)
 
     @model_validator(mode="before")
     @classmethod
@@ -159,7 +176,7 @@ class SpecConfig(_ApiModel):
         if not isinstance(data, Mapping):
             return data
         served = {}
-        for name in SHAPE_PRESET:
+        for name in SHAPE_VALUE_NAMES:
             if name in data and name not in cls.model_fields:
                 try:
                     served[name] = parse_uint(data[name], 64)
@@ -200,21 +217,51 @@ class SpecConfig(_ApiModel):
                 raise ValueError(
                     f"{name} is 0x{served.hex()}, but the consensus specs define 0x{expected.hex()}"
                 )
-        shape_values = {
+        self._preset = self._checked_preset()
+        return self
+
+    def _checked_preset(self) -> Preset:
+        """The preset the node runs, every served shape value of a scheduled fork checked."""
+        served = {
             "MAX_COMMITTEES_PER_SLOT": self.MAX_COMMITTEES_PER_SLOT,
             "SYNC_COMMITTEE_SIZE": self.SYNC_COMMITTEE_SIZE,
             "SYNC_COMMITTEE_SUBNET_COUNT": self.SYNC_COMMITTEE_SUBNET_COUNT,
             **self.preset_values,
         }
-        for name, served_value in shape_values.items():
-            if self.fork_epoch(SHAPE_PRESET_FORK[name]) == FAR_FUTURE_EPOCH:
-                continue  # no container of an unscheduled fork is ever built on this chain
-            if served_value != SHAPE_PRESET[name]:
+        # No container of an unscheduled fork is ever built on this chain.
+        checked = {
+            name: value
+            for name, value in served.items()
+            if self.fork_epoch(SHAPE_VALUE_FORK[name]) != FAR_FUTURE_EPOCH
+        }
+        if self.PRESET_BASE is not None:
+            preset = PRESETS.get(self.PRESET_BASE)
+            if preset is None:
+                known = " and ".join(PRESETS)
                 raise ValueError(
-                    f"{name} is {served_value}, but this client's SSZ containers are built for "
-                    f"the mainnet preset ({name}={SHAPE_PRESET[name]})"
+                    f"PRESET_BASE is {self.PRESET_BASE!r}, but this client has SSZ containers "
+                    f"for the {known} presets only"
                 )
-        return self
+        else:
+            matching = [
+                known
+                for known in PRESETS.values()
+                if all(known.shape_values()[name] == value for name, value in checked.items())
+            ]
+            preset = matching[0] if matching else MAINNET
+        expected = preset.shape_values()
+        for name, value in checked.items():
+            if value != expected[name]:
+                raise ValueError(
+                    f"{name} is {value}, but this client's SSZ containers for the "
+                    f"{preset.name} preset have {name}={expected[name]}"
+                )
+        return preset
+
+    @property
+    def preset(self) -> Preset:
+        """The preset whose containers this chain's objects have."""
+        return self._preset
 
     @property
     def slot_duration_ms(self) -> int:
@@ -335,6 +382,8 @@ class ChainSpec:
     max_committees_per_slot: int
     unknown_fork_epoch: int = FAR_FUTURE_EPOCH
     """First epoch of a fork the node schedules that this client does not know."""
+    preset: Preset = MAINNET
+    """The preset the node runs: the one whose containers its objects have."""
 
     @classmethod
     def from_responses(
@@ -383,6 +432,7 @@ class ChainSpec:
             target_aggregators_per_sync_subcommittee=config.TARGET_AGGREGATORS_PER_SYNC_SUBCOMMITTEE,
             max_committees_per_slot=config.MAX_COMMITTEES_PER_SLOT,
             unknown_fork_epoch=unknown_fork_epoch,
+            preset=config.preset,
         )
 
     # --- slots and epochs -------------------------------------------------

@@ -60,6 +60,9 @@ def main(
     validators: Annotated[int, typer.Option(min=1, help="Number of interop validators.")] = 64,
     seconds_per_slot: Annotated[float, typer.Option(help="Slot duration in seconds.")] = 2.0,
     slots_per_epoch: Annotated[int, typer.Option(min=1)] = 8,
+    preset: Annotated[
+        str, typer.Option(help="The chain's preset: mainnet or minimal (a new chain's).")
+    ] = "mainnet",
     fault: Annotated[str | None, typer.Option(help="Misbehave: " + ", ".join(Fault))] = None,
     strict: Annotated[
         bool, typer.Option(help="Hold every exchange to the Beacon API spec.")
@@ -85,6 +88,7 @@ def main(
             fault=fault,
             strict=strict,
             genesis_delay=genesis_delay,
+            preset=preset,
         )
         result = asyncio.run(_serve(node, host, port, slots))
     except (DevnetStateError, ValueError, OSError) as failure:

@@ -15,7 +15,7 @@ from remerkleable.core import View
 from validator.devnet.apierrors import ApiError
 from validator.devnet.blocktree import BlockRecord
 from validator.devnet.chain import DevnetChain
-from validator.devnet.production import INFINITY_SIGNATURE
+from validator.devnet.production import INFINITY_SIGNATURE, attesting_count
 from validator.devnet.verification import SignatureCheck, failed_checks_async
 from validator.devnet.wire import (
     AttestationDataFields,
@@ -192,6 +192,8 @@ async def publish_block(
     chain.client_blocks.setdefault(slot, set()).add(proposer)
     chain.ledger.block_accepted(slot)
     chain.ledger.count("blocks_proposed")
+    # Attesters' votes the client's block carries on chain (aggregation bits set).
+    chain.ledger.count("attestations_included", attesting_count(block.body.attestations))
     if produced is not None:
         for included_slot, data_root in produced.included_attestations:
             chain.attestation_pool.mark_included(included_slot, data_root)

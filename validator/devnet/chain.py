@@ -24,9 +24,10 @@ from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.encoding import to_hex
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec
-from validator.consensus.ssz import fulu
+from validator.consensus.ssz import altair, fulu
 from validator.consensus.ssz.phase0 import AttestationData
 from validator.consensus.ssz.phase0 import Checkpoint as SszCheckpoint
+from validator.consensus.ssz.preset import PRESETS, Preset
 from validator.devnet.blocktree import BlockRecord, BlockTree, Reorg
 from validator.devnet.duties import DutySchedule
 from validator.devnet.events import EventBus
@@ -49,10 +50,12 @@ DEFAULT_GAS_LIMIT = 36_000_000
 _KEPT_FINDINGS = 50
 
 
-def genesis_block_record(genesis_validators_root: bytes) -> BlockRecord:
+def genesis_block_record(genesis_validators_root: bytes, preset: Preset) -> BlockRecord:
     """The devnet's genesis block: an empty Fulu block at slot 0 (its state root is made up)."""
     state_root = sha256(GENESIS_STATE_TAG + genesis_validators_root).digest()
-    block = fulu.BeaconBlock(slot=0, proposer_index=0, parent_root=bytes(32), state_root=state_root)
+    block = fulu.containers(preset).BeaconBlock(
+        slot=0, proposer_index=0, parent_root=bytes(32), state_root=state_root
+    )
     return BlockRecord(
         slot=0,
         root=bytes(block.hash_tree_root()),
@@ -88,12 +91,17 @@ class DevnetChain:
     ) -> None:
         self.identity = identity
         self.registry = registry
+        self.preset = PRESETS[identity.preset]
+        self.blocks = fulu.containers(self.preset)
+        """The preset's Fulu containers: blocks, attestations, aggregates (Electra's)."""
+        self.sync_containers = altair.containers(self.preset)
         self.config = SimulatedChainConfig(
             genesis_time=identity.genesis_time,
             genesis_validators_root=identity.genesis_validators_root,
             slot_duration_ms=identity.slot_duration_ms,
             slots_per_epoch=identity.slots_per_epoch,
             epochs_per_sync_committee_period=identity.epochs_per_sync_committee_period,
+            preset=self.preset,
         )
         self.spec: ChainSpec = self.config.chain_spec()
         self.tree = tree
@@ -109,6 +117,7 @@ class DevnetChain:
             identity.epochs_per_sync_committee_period,
             lifecycle,
             tree,
+            self.preset,
         )
         self.roots = RootCache(self.config)
         self.attestation_pool = AttestationPool()

@@ -32,6 +32,7 @@ from rich.live import Live
 from rich.table import Table
 
 from slashing_protection import RECORD_FILE
+from validator.consensus.ssz.preset import PRESETS
 from validator.devnet import FAULTS, DevnetProcess, DevnetStateError, devnet_state_dir
 from validator.devnet.keys import write_interop_keystores
 from validator.duties.metrics import DutyKind, DutyResult
@@ -56,6 +57,7 @@ SUMMARY_KEYS = (
     "slots",
     "blocks_proposed",
     "attestations_received",
+    "attestations_included",
     "aggregates_received",
     "sync_messages_received",
     "contributions_received",
@@ -72,6 +74,8 @@ class DevnetOptions:
     slots: int = 32
     seconds_per_slot: float = 2.0
     slots_per_epoch: int = 8
+    #: The chain's preset (``mainnet`` or ``minimal``); the client reads it from the chain.
+    preset: str = "mainnet"
     validators_dir: Path = Path("devnet-validators")
     beacon_port: int = 0
     fault: str | None = None
@@ -98,6 +102,8 @@ class DevnetOptions:
 async def start_chain(options: DevnetOptions) -> DevnetProcess:
     """The chain of ``options.validators_dir`` in its own process and session: state in its
     devnet/, log in devnet/chain.log; it is stopped if this process dies in any way."""
+    if options.preset not in PRESETS:
+        raise StartupError(f"--preset {options.preset}: choose one of {', '.join(PRESETS)}")
     try:
         return await DevnetProcess.start(
             devnet_state_dir(options.validators_dir),
@@ -108,6 +114,7 @@ async def start_chain(options: DevnetOptions) -> DevnetProcess:
             options.strict,
             port=options.beacon_port,
             genesis_delay=options.genesis_delay,
+            preset=options.preset,
             ready_timeout=CHAIN_START_TIMEOUT,
             own_session=True,
         )

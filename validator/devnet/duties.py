@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from validator.consensus.ssz.preset import SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT
+from validator.consensus.ssz.preset import MAINNET, Preset
 from validator.devnet.blocktree import BlockTree
 from validator.devnet.registry import ValidatorLifecycle
 from validator.devnet.shuffling import (
@@ -26,7 +26,6 @@ from validator.devnet.shuffling import (
     derive_seed,
 )
 
-SYNC_SUBCOMMITTEE_SIZE = SYNC_COMMITTEE_SIZE // SYNC_COMMITTEE_SUBNET_COUNT
 _CACHE_EPOCHS = 8
 
 
@@ -39,8 +38,13 @@ class DutySchedule:
         epochs_per_sync_committee_period: int,
         lifecycle: ValidatorLifecycle,
         tree: BlockTree,
+        preset: Preset = MAINNET,
     ) -> None:
         self.genesis_validators_root = genesis_validators_root
+        self.preset = preset
+        self.sync_subcommittee_size = (
+            preset.SYNC_COMMITTEE_SIZE // preset.SYNC_COMMITTEE_SUBNET_COUNT
+        )
         self.validator_count = validator_count
         self.slots_per_epoch = slots_per_epoch
         self.epochs_per_sync_committee_period = epochs_per_sync_committee_period
@@ -78,7 +82,7 @@ class DutySchedule:
         if committees is None:
             seed = derive_seed(ATTESTER_SEED, self.genesis_validators_root, epoch, dependent_root)
             committees = compute_attester_committees(
-                seed, epoch, self.slots_per_epoch, self.active_indices(epoch)
+                seed, epoch, self.slots_per_epoch, self.active_indices(epoch), self.preset
             )
             self._committees[key] = committees
             self._trim(self._committees, epoch)
@@ -148,7 +152,9 @@ class DutySchedule:
         if committee is None:
             seed = derive_seed(SYNC_COMMITTEE_SEED, self.genesis_validators_root, period, b"")
             start_epoch = period * self.epochs_per_sync_committee_period
-            committee = compute_sync_committee(seed, self.active_indices(start_epoch))
+            committee = compute_sync_committee(
+                seed, self.active_indices(start_epoch), self.preset.SYNC_COMMITTEE_SIZE
+            )
             self._sync_committees[period] = committee
             positions: dict[int, list[int]] = {}
             for position, member in enumerate(committee):

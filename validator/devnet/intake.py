@@ -20,9 +20,7 @@ from typing import Any
 
 from remerkleable.core import View
 
-from validator.consensus.ssz import altair, electra
 from validator.consensus.ssz.codec import SszInputError, from_json
-from validator.consensus.ssz.preset import SYNC_COMMITTEE_SUBNET_COUNT
 from validator.devnet.chain import DevnetChain
 from validator.devnet.finality import Checkpoint
 from validator.devnet.production import sync_subcommittee_seats
@@ -192,7 +190,7 @@ async def submit_attestations(chain: DevnetChain, body: Sequence[Any], now: floa
 async def submit_aggregates(chain: DevnetChain, body: Sequence[Any], now: float) -> Failures:
     """POST /eth/v2/validator/aggregate_and_proofs (Electra SignedAggregateAndProof)."""
     failures: Failures = []
-    decoded = await decode_all(electra.SignedAggregateAndProof, body)
+    decoded = await decode_all(chain.blocks.SignedAggregateAndProof, body)
     candidates: list[tuple[int, Any, AttestationDataFields, tuple[int, ...], int]] = []
     checks: list[SignatureCheck] = []
     for item, signed in enumerate(decoded):
@@ -372,7 +370,7 @@ async def submit_sync_messages(chain: DevnetChain, body: Sequence[Any], now: flo
 async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: float) -> Failures:
     """POST /eth/v1/validator/contribution_and_proofs."""
     failures: Failures = []
-    decoded = await decode_all(altair.SignedContributionAndProof, body)
+    decoded = await decode_all(chain.sync_containers.SignedContributionAndProof, body)
     candidates = []
     checks: list[SignatureCheck] = []
     for item, signed in enumerate(decoded):
@@ -389,7 +387,7 @@ async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: flo
         participants: tuple[int, ...] = ()
         if aggregator >= len(chain.registry):
             problem = f"unknown validator {aggregator}"
-        elif subcommittee >= SYNC_COMMITTEE_SUBNET_COUNT:
+        elif subcommittee >= chain.preset.SYNC_COMMITTEE_SUBNET_COUNT:
             problem = f"no sync subcommittee {subcommittee}"
         else:
             problem = slot_window_problem(chain, slot, now, chain.current_slot(now) - 1)
@@ -443,7 +441,9 @@ async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: flo
             record_invalid(chain, failures, item, ", ".join(bad[item]))
             continue
         if not is_sync_committee_aggregator(
-            bytes(message.selection_proof), chain.spec.target_aggregators_per_sync_subcommittee
+            bytes(message.selection_proof),
+            chain.spec.target_aggregators_per_sync_subcommittee,
+            chain.preset,
         ):
             record_refusal(
                 chain,

@@ -30,6 +30,7 @@ from validator.devnet.shuffling import EpochCommittees
 RUN_COUNTERS = (
     "blocks_proposed",
     "attestations_received",
+    "attestations_included",
     "aggregates_received",
     "sync_messages_received",
     "contributions_received",

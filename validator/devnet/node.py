@@ -25,6 +25,7 @@ import orjson
 from aiohttp import web
 
 from validator.consensus.encoding import to_hex
+from validator.consensus.ssz.preset import MAINNET, PRESETS
 from validator.devnet.blocktree import BlockTree
 from validator.devnet.chain import DevnetChain, genesis_block_record
 from validator.devnet.faults import Fault, FaultInjector
@@ -59,6 +60,7 @@ class SimulatedBeaconNode:
         epochs_per_sync_committee_period: int = DEFAULT_EPOCHS_PER_SYNC_COMMITTEE_PERIOD,
         genesis_delay: float = 0.0,
         count_duties_from_slot: int | None = None,
+        preset: str = MAINNET.name,
     ) -> None:
         """A devnet kept in ``state_dir`` (use ``devnet_state_dir(validators_dir)``).
 
@@ -66,7 +68,10 @@ class SimulatedBeaconNode:
         ``count_duties_from_slot``: judge missed duties from this slot on
         (default: the first slot that starts after ``start()``); see
         ``start_counting_duties`` to move it later once the client is up.
+        ``preset``: the preset's name (``mainnet`` or ``minimal``), for a new chain.
         """
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
         if validator_count <= 0:
             raise ValueError("validator_count must be positive")
         slot_duration_ms = round(seconds_per_slot * 1000)
@@ -81,6 +86,7 @@ class SimulatedBeaconNode:
         self.slot_duration_ms = slot_duration_ms
         self.slots_per_epoch = slots_per_epoch
         self.epochs_per_sync_committee_period = epochs_per_sync_committee_period
+        self.preset = preset
         self.fault = Fault.parse(fault) if isinstance(fault, str) else fault
         self.strict = strict
         self.genesis_delay = genesis_delay
@@ -218,6 +224,7 @@ class SimulatedBeaconNode:
                 "validators": self.validator_count,
                 "seconds_per_slot": chain.seconds_per_slot,
                 "slots_per_epoch": chain.slots_per_epoch,
+                "preset": chain.preset.name,
                 "genesis_time": chain.identity.genesis_time,
                 "genesis_validators_root": to_hex(chain.identity.genesis_validators_root),
                 "fault": self.fault.value if self.fault else None,
@@ -246,8 +253,9 @@ class SimulatedBeaconNode:
 
     # --- loading and saving -----------------------------------------------------------
 
-    def _requested(self) -> dict[str, int]:
+    def _requested(self) -> dict[str, object]:
         return {
+            "preset": self.preset,
             "validator_count": self.validator_count,
             "slot_duration_ms": self.slot_duration_ms,
             "slots_per_epoch": self.slots_per_epoch,
@@ -267,6 +275,7 @@ class SimulatedBeaconNode:
                 slot_duration_ms=self.slot_duration_ms,
                 slots_per_epoch=self.slots_per_epoch,
                 epochs_per_sync_committee_period=self.epochs_per_sync_committee_period,
+                preset=self.preset,
             )
             await asyncio.to_thread(store.save_pubkeys, list(registry.pubkeys))
         else:
@@ -282,7 +291,9 @@ class SimulatedBeaconNode:
             else:
                 registry = ValidatorRegistry(pubkeys)
             self._runs = int(state.get("runs", 0)) + 1
-        genesis = genesis_block_record(identity.genesis_validators_root)
+        if identity.preset not in PRESETS:
+            raise DevnetStateError(f"the devnet state names an unknown preset {identity.preset!r}")
+        genesis = genesis_block_record(identity.genesis_validators_root, PRESETS[identity.preset])
         try:
             if state is None:
                 tree = BlockTree(genesis, identity.slots_per_epoch)

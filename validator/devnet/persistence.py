@@ -49,6 +49,8 @@ class ChainIdentity:
     slot_duration_ms: int
     slots_per_epoch: int
     epochs_per_sync_committee_period: int
+    preset: str = "mainnet"
+    """The preset's name (PRESET_BASE); state written before presets were chosen is mainnet."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -64,15 +66,17 @@ class ChainIdentity:
             slot_duration_ms=int(data["slot_duration_ms"]),
             slots_per_epoch=int(data["slots_per_epoch"]),
             epochs_per_sync_committee_period=int(data["epochs_per_sync_committee_period"]),
+            preset=str(data.get("preset", "mainnet")),
         )
 
-    def check_compatible(self, directory: Path, requested: dict[str, int]) -> None:
+    def check_compatible(self, directory: Path, requested: dict[str, object]) -> None:
         """Refuse a run whose parameters would make it another chain."""
         names = {
             "validator_count": "validators",
             "slot_duration_ms": "slot duration (ms)",
             "slots_per_epoch": "slots per epoch",
             "epochs_per_sync_committee_period": "epochs per sync committee period",
+            "preset": "preset",
         }
         for field_name, label in names.items():
             stored = getattr(self, field_name)

@@ -59,6 +59,7 @@ class DevnetProcess:
         host: str = "127.0.0.1",
         port: int = 0,
         genesis_delay: float = 0.0,
+        preset: str = "mainnet",
         ready_timeout: float = 120.0,
         own_session: bool = False,
     ) -> DevnetProcess:
@@ -89,6 +90,8 @@ class DevnetProcess:
             str(port),
             "--genesis-delay",
             repr(float(genesis_delay)),
+            "--preset",
+            preset,
         ]
         if fault is not None:
             command += ["--fault", Fault.parse(str(fault)).value]

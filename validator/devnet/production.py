@@ -1,7 +1,8 @@
 """What the devnet builds for the client: blocks, aggregates, sync committee contributions.
 
-Blocks are Fulu blocks on the current head with the attestations and the sync
-aggregate the pools hold, the proposer's fee recipient and gas limit, and an
+Blocks are Fulu blocks of the chain's preset on the current head with the
+attestations and the sync aggregate the pools hold, the proposer's fee
+recipient and gas limit, and an
 execution payload with no transactions (there is no execution layer; its
 hashes are derived from the beacon chain). Aggregates and contributions are
 built from the verified single messages in the pools.
@@ -10,28 +11,36 @@ built from the verified single messages in the pools.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass
 from hashlib import sha256
+from typing import Any
 
-from validator.consensus.ssz import altair, deneb, electra, fulu
 from validator.consensus.ssz.phase0 import Eth1Data
-from validator.consensus.ssz.preset import (
-    MAX_ATTESTATIONS_ELECTRA,
-    MAX_COMMITTEES_PER_SLOT,
-    SYNC_COMMITTEE_SUBNET_COUNT,
-)
 from validator.devnet.chain import DevnetChain
-from validator.devnet.duties import SYNC_SUBCOMMITTEE_SIZE
 from validator.devnet.verification import aggregate_signatures_async
 
 INFINITY_SIGNATURE = b"\xc0" + bytes(95)
 """The compressed point at infinity: the signature of an empty aggregate."""
 BASE_FEE_PER_GAS = 7
 EXTRA_DATA = b"unslashable devnet"
-_AttestationBits = electra.Attestation.fields()["aggregation_bits"]
-_CommitteeBits = electra.Attestation.fields()["committee_bits"]
-_SyncCommitteeBits = altair.SyncAggregate.fields()["sync_committee_bits"]
-_ContributionBits = altair.SyncCommitteeContribution.fields()["aggregation_bits"]
+
+
+def _attestation(
+    chain: DevnetChain, bits: list[bool], data: Any, signature: bytes, committees: set[int]
+) -> Any:
+    """An (EIP-7549) Attestation of the chain's preset for ``committees``."""
+    kind = chain.blocks.Attestation
+    fields = kind.fields()
+    committee_count = chain.preset.MAX_COMMITTEES_PER_SLOT
+    return kind(
+        aggregation_bits=fields["aggregation_bits"](*bits),
+        data=data,
+        signature=signature,
+        committee_bits=fields["committee_bits"](
+            *[index in committees for index in range(committee_count)]
+        ),
+    )
 
 
 def execution_block_hash(genesis_validators_root: bytes, parent_root: bytes, slot: int) -> bytes:
@@ -46,22 +55,17 @@ def execution_block_hash(genesis_validators_root: bytes, parent_root: bytes, slo
 
 async def build_aggregate(
     chain: DevnetChain, slot: int, committee_index: int, data_root: bytes
-) -> electra.Attestation | None:
-    """The aggregate of the pooled single attestations (None when there are none)."""
+) -> Any | None:
+    """The aggregate (an Electra Attestation) of the pooled single attestations (None when
+    there are none)."""
     pooled = chain.attestation_pool.get(slot, committee_index, data_root)
     if pooled is None or not pooled.signatures:
         return None
     bits = [position in pooled.signatures for position in range(pooled.committee_length)]
-    committee_bits = [index == committee_index for index in range(MAX_COMMITTEES_PER_SLOT)]
     signature = await _cached_aggregate(
         chain, ("attestations", slot, committee_index, data_root), list(pooled.signatures.values())
     )
-    return electra.Attestation(
-        aggregation_bits=_AttestationBits(*bits),
-        data=pooled.data.view(),
-        signature=signature,
-        committee_bits=_CommitteeBits(*committee_bits),
-    )
+    return _attestation(chain, bits, pooled.data.view(), signature, {committee_index})
 
 
 async def _cached_aggregate(
@@ -86,8 +90,9 @@ def sync_subcommittee_seats(
 ) -> tuple[int, ...]:
     """The members of one sync subcommittee for messages at ``slot``, one entry per seat."""
     committee = chain.duties.sync_committee_for_message_slot(slot)
-    start = subcommittee_index * SYNC_SUBCOMMITTEE_SIZE
-    return committee[start : start + SYNC_SUBCOMMITTEE_SIZE]
+    size = chain.duties.sync_subcommittee_size
+    start = subcommittee_index * size
+    return committee[start : start + size]
 
 
 async def _subcommittee_aggregate(
@@ -106,17 +111,19 @@ async def _subcommittee_aggregate(
 
 async def build_contribution(
     chain: DevnetChain, slot: int, subcommittee_index: int, block_root: bytes
-) -> altair.SyncCommitteeContribution | None:
-    """The contribution of one subcommittee from the pooled messages (None when there are none)."""
+) -> Any | None:
+    """The SyncCommitteeContribution of one subcommittee from the pooled messages (None when
+    there are none)."""
     found = await _subcommittee_aggregate(chain, slot, subcommittee_index, block_root)
     if found is None:
         return None
     bits, signature = found
-    return altair.SyncCommitteeContribution(
+    kind = chain.sync_containers.SyncCommitteeContribution
+    return kind(
         slot=slot,
         beacon_block_root=block_root,
         subcommittee_index=subcommittee_index,
-        aggregation_bits=_ContributionBits(*bits),
+        aggregation_bits=kind.fields()["aggregation_bits"](*bits),
         signature=signature,
     )
 
@@ -134,18 +141,25 @@ class BlockPlan:
     randao_reveal: bytes
     graffiti: bytes
     eth1_data: Eth1Data
-    attestations: tuple[electra.Attestation, ...]
+    attestations: tuple[Any, ...]
+    """Electra Attestations of the chain's preset."""
     included: tuple[tuple[int, bytes], ...]
     """(slot, AttestationData root) of every attestation included."""
-    sync_aggregate: altair.SyncAggregate
-    payload: deneb.ExecutionPayload
+    sync_aggregate: Any
+    payload: Any
+    blocks: Any
+    """The chain's Fulu containers (``DevnetChain.blocks``)."""
 
     @property
     def attestation_count(self) -> int:
-        return sum(
-            sum(1 for bit in attestation.aggregation_bits if bit)
-            for attestation in self.attestations
-        )
+        return attesting_count(self.attestations)
+
+
+def attesting_count(attestations: Iterable[Any]) -> int:
+    """How many attesters' votes ``attestations`` carry (aggregation bits set)."""
+    return sum(
+        sum(1 for bit in attestation.aggregation_bits if bit) for attestation in attestations
+    )
 
 
 async def plan_block(
@@ -163,7 +177,7 @@ async def plan_block(
         if parent.origin == "genesis"
         else execution_block_hash(gvr, parent.parent_root, parent.slot)
     )
-    payload = deneb.ExecutionPayload(
+    payload = chain.blocks.BeaconBlockBody.fields()["execution_payload"](
         parent_hash=parent_execution_hash,
         fee_recipient=chain.fee_recipient(proposer_index),
         state_root=sha256(b"devnet-execution-state" + parent.root).digest(),
@@ -196,12 +210,13 @@ async def plan_block(
         included=tuple(included),
         sync_aggregate=await _sync_aggregate(chain, slot, parent.root),
         payload=payload,
+        blocks=chain.blocks,
     )
 
 
-def assemble_block(plan: BlockPlan) -> tuple[fulu.BeaconBlock, bytes]:
-    """The block and its root (pure CPU work: run it in a worker thread)."""
-    body = fulu.BeaconBlockBody(
+def assemble_block(plan: BlockPlan) -> tuple[Any, bytes]:
+    """The Fulu block and its root (pure CPU work: run it in a worker thread)."""
+    body = plan.blocks.BeaconBlockBody(
         randao_reveal=plan.randao_reveal,
         eth1_data=plan.eth1_data,
         graffiti=plan.graffiti,
@@ -214,13 +229,13 @@ def assemble_block(plan: BlockPlan) -> tuple[fulu.BeaconBlock, bytes]:
         execution_payload=plan.payload,
         bls_to_execution_changes=[],
         blob_kzg_commitments=[],
-        execution_requests=electra.ExecutionRequests(),
+        execution_requests=plan.blocks.ExecutionRequests(),
     )
     body_root = bytes(body.hash_tree_root())
     state_root = sha256(
         b"devnet-state" + plan.parent_root + plan.slot.to_bytes(8, "little") + body_root
     ).digest()
-    block = fulu.BeaconBlock(
+    block = plan.blocks.BeaconBlock(
         slot=plan.slot,
         proposer_index=plan.proposer_index,
         parent_root=plan.parent_root,
@@ -230,20 +245,20 @@ def assemble_block(plan: BlockPlan) -> tuple[fulu.BeaconBlock, bytes]:
     return block, bytes(block.hash_tree_root())
 
 
-def block_contents(block: fulu.BeaconBlock) -> fulu.BlockContents:
+def block_contents(chain: DevnetChain, block: Any) -> Any:
     """What produceBlockV3 returns for a full Fulu block (this devnet has no blobs)."""
-    return fulu.BlockContents(block=block, kzg_proofs=[], blobs=[])
+    return chain.blocks.BlockContents(block=block, kzg_proofs=[], blobs=[])
 
 
 async def _block_attestations(
     chain: DevnetChain, slot: int
-) -> tuple[list[electra.Attestation], list[tuple[int, bytes]]]:
+) -> tuple[list[Any], list[tuple[int, bytes]]]:
     """On-chain aggregates (EIP-7549: committees with the same data together) from the pool."""
-    attestations: list[electra.Attestation] = []
+    attestations: list[Any] = []
     included: list[tuple[int, bytes]] = []
     for attested_slot in range(slot - 1, max(-1, slot - chain.slots_per_epoch - 1), -1):
         for data_root, by_committee in chain.attestation_pool.for_block(attested_slot):
-            if len(attestations) >= MAX_ATTESTATIONS_ELECTRA:
+            if len(attestations) >= chain.preset.MAX_ATTESTATIONS_ELECTRA:
                 return attestations, included
             bits: list[bool] = []
             committee_aggregates: list[bytes] = []
@@ -258,15 +273,9 @@ async def _block_attestations(
                 committee_aggregates.append(await _cached_aggregate(chain, key, signatures))
             if data is None or not committee_aggregates:
                 continue
+            signature = await aggregate_signatures_async(committee_aggregates)
             attestations.append(
-                electra.Attestation(
-                    aggregation_bits=_AttestationBits(*bits),
-                    data=data.view(),
-                    signature=await aggregate_signatures_async(committee_aggregates),
-                    committee_bits=_CommitteeBits(
-                        *[index in by_committee for index in range(MAX_COMMITTEES_PER_SLOT)]
-                    ),
-                )
+                _attestation(chain, bits, data.view(), signature, set(by_committee))
             )
             included.append((attested_slot, data_root))
     return attestations, included
@@ -274,21 +283,22 @@ async def _block_attestations(
 
 async def _sync_aggregate(
     chain: DevnetChain, slot: int, parent_root: bytes
-) -> altair.SyncAggregate:
+) -> Any:
     """The previous slot's sync committee messages for the parent block: its subcommittees' sum."""
+    kind = chain.sync_containers.SyncAggregate
     if slot == 0:
-        return altair.SyncAggregate(sync_committee_signature=INFINITY_SIGNATURE)
+        return kind(sync_committee_signature=INFINITY_SIGNATURE)
     bits: list[bool] = []
     parts: list[bytes] = []
-    for subcommittee in range(SYNC_COMMITTEE_SUBNET_COUNT):
+    for subcommittee in range(chain.preset.SYNC_COMMITTEE_SUBNET_COUNT):
         found = await _subcommittee_aggregate(chain, slot - 1, subcommittee, parent_root)
         if found is None:
-            bits += [False] * SYNC_SUBCOMMITTEE_SIZE
+            bits += [False] * chain.duties.sync_subcommittee_size
         else:
             bits += found[0]
             parts.append(found[1])
-    return altair.SyncAggregate(
-        sync_committee_bits=_SyncCommitteeBits(*bits),
+    return kind(
+        sync_committee_bits=kind.fields()["sync_committee_bits"](*bits),
         sync_committee_signature=(
             await aggregate_signatures_async(parts) if parts else INFINITY_SIGNATURE
         ),

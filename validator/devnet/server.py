@@ -18,7 +18,6 @@ from typing import Any
 
 from aiohttp import web
 
-from validator.consensus.ssz import fulu
 from validator.consensus.ssz.codec import SszInputError, from_json, from_ssz, to_json, to_ssz
 from validator.devnet.api_http import (
     SSZ,
@@ -143,7 +142,7 @@ class BeaconApi(ChainQueries):
         plan = await plan_block(chain, block_slot, proposer, randao_reveal, graffiti)
         block, root = await asyncio.to_thread(assemble_block, plan)
         chain.remember_produced(OfferedBlock(block_slot, proposer, root, block, plan.included))
-        contents = block_contents(block)
+        contents = block_contents(chain, block)
         headers = {
             "Eth-Consensus-Version": FORK.value,
             "Eth-Execution-Payload-Blinded": "false",
@@ -186,7 +185,9 @@ class BeaconApi(ChainQueries):
             raise ApiError(400, f"invalid block: {failure}") from None
 
     async def publish_block(self, request: web.Request) -> web.Response:
-        contents = await self._read_signed_block(request, fulu.SignedBlockContents)
+        contents = await self._read_signed_block(
+            request, self.chain.blocks.SignedBlockContents
+        )
         signed = contents.signed_block
         status = await publish_block(
             self.chain, signed.message, bytes(signed.signature), False, time.time()
@@ -194,7 +195,9 @@ class BeaconApi(ChainQueries):
         return web.Response(status=status)
 
     async def publish_blinded_block(self, request: web.Request) -> web.Response:
-        signed = await self._read_signed_block(request, fulu.SignedBlindedBeaconBlock)
+        signed = await self._read_signed_block(
+            request, self.chain.blocks.SignedBlindedBeaconBlock
+        )
         status = await publish_block(
             self.chain, signed.message, bytes(signed.signature), True, time.time()
         )

@@ -19,14 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 
-from validator.consensus.ssz.preset import (
-    MAX_COMMITTEES_PER_SLOT,
-    SYNC_COMMITTEE_SIZE,
-    SYNC_COMMITTEE_SUBNET_COUNT,
-)
-
-TARGET_COMMITTEE_SIZE = 128
-"""Mainnet preset, phase0."""
+from validator.consensus.ssz.preset import MAINNET, Preset
 
 ATTESTER_SEED = b"devnet-attester"
 PROPOSER_SEED = b"devnet-proposer"
@@ -42,12 +35,12 @@ def shuffle(seed: bytes, indices: Sequence[int]) -> list[int]:
     return sorted(indices, key=lambda index: sha256(seed + index.to_bytes(8, "little")).digest())
 
 
-def committee_count_per_slot(active_count: int, slots_per_epoch: int) -> int:
+def committee_count_per_slot(
+    active_count: int, slots_per_epoch: int, preset: Preset = MAINNET
+) -> int:
     """get_committee_count_per_slot."""
-    return max(
-        1,
-        min(MAX_COMMITTEES_PER_SLOT, active_count // slots_per_epoch // TARGET_COMMITTEE_SIZE),
-    )
+    per_slot = active_count // slots_per_epoch // preset.TARGET_COMMITTEE_SIZE
+    return max(1, min(preset.MAX_COMMITTEES_PER_SLOT, per_slot))
 
 
 @dataclass(frozen=True)
@@ -65,11 +58,17 @@ class AttesterAssignment:
 class EpochCommittees:
     """The attester committees of one epoch: every active validator in exactly one."""
 
-    def __init__(self, epoch: int, slots_per_epoch: int, shuffled_indices: Sequence[int]) -> None:
+    def __init__(
+        self,
+        epoch: int,
+        slots_per_epoch: int,
+        shuffled_indices: Sequence[int],
+        preset: Preset = MAINNET,
+    ) -> None:
         self.epoch = epoch
         self.slots_per_epoch = slots_per_epoch
         count = len(shuffled_indices)
-        self.committees_per_slot = committee_count_per_slot(count, slots_per_epoch)
+        self.committees_per_slot = committee_count_per_slot(count, slots_per_epoch, preset)
         total = self.committees_per_slot * slots_per_epoch
         self._committees = [
             tuple(shuffled_indices[count * k // total : count * (k + 1) // total])
@@ -107,9 +106,13 @@ class EpochCommittees:
 
 
 def compute_attester_committees(
-    seed: bytes, epoch: int, slots_per_epoch: int, active_indices: Sequence[int]
+    seed: bytes,
+    epoch: int,
+    slots_per_epoch: int,
+    active_indices: Sequence[int],
+    preset: Preset = MAINNET,
 ) -> EpochCommittees:
-    return EpochCommittees(epoch, slots_per_epoch, shuffle(seed, active_indices))
+    return EpochCommittees(epoch, slots_per_epoch, shuffle(seed, active_indices), preset)
 
 
 def compute_proposer(seed: bytes, slot: int, active_indices: Sequence[int]) -> int:
@@ -119,7 +122,7 @@ def compute_proposer(seed: bytes, slot: int, active_indices: Sequence[int]) -> i
 
 
 def compute_sync_committee(
-    seed: bytes, active_indices: Sequence[int], size: int = SYNC_COMMITTEE_SIZE
+    seed: bytes, active_indices: Sequence[int], size: int = MAINNET.SYNC_COMMITTEE_SIZE
 ) -> tuple[int, ...]:
     """SYNC_COMMITTEE_SIZE members; with fewer validators than seats, each sits several times."""
     order = shuffle(seed, active_indices)
@@ -140,13 +143,15 @@ def is_aggregator(
 
 
 def is_sync_committee_aggregator(
-    selection_proof: bytes, target_aggregators_per_sync_subcommittee: int
+    selection_proof: bytes,
+    target_aggregators_per_sync_subcommittee: int,
+    preset: Preset = MAINNET,
 ) -> bool:
     """altair is_sync_committee_aggregator."""
     modulo = max(
         1,
-        SYNC_COMMITTEE_SIZE
-        // SYNC_COMMITTEE_SUBNET_COUNT
+        preset.SYNC_COMMITTEE_SIZE
+        // preset.SYNC_COMMITTEE_SUBNET_COUNT
         // target_aggregators_per_sync_subcommittee,
     )
     return selection_value(selection_proof) % modulo == 0

@@ -21,6 +21,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from remerkleable.core import View
 
@@ -28,8 +29,7 @@ from validator.beacon import AttesterDuty, BeaconApiError, BeaconNodeError
 from validator.consensus.encoding import to_hex
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import UnsupportedForkError
-from validator.consensus.ssz import AttestationData, SszInputError, from_json, to_json
-from validator.consensus.ssz.electra import AggregateAndProof, Attestation
+from validator.consensus.ssz import AttestationData, SszInputError, electra, from_json, to_json
 from validator.duties.context import (
     DutyContext,
     deadline_passed,
@@ -61,6 +61,11 @@ class Attester:
         self._ctx = context
         # (slot, pubkey) -> aggregator selection proof, signed ahead with the subscriptions.
         self._selection_proofs: dict[tuple[int, bytes], bytes] = {}
+
+    @property
+    def _containers(self) -> SimpleNamespace:
+        """The chain's preset's Electra containers (built once per preset, then a lookup)."""
+        return electra.containers(self._ctx.chain.preset)
 
     # -- attesting ---------------------------------------------------------------
 
@@ -285,7 +290,7 @@ class Attester:
                 continue
             aggregate_json = to_json(aggregate)  # once per committee, shared by its aggregators
             for duty in members:
-                message = AggregateAndProof(
+                message = self._containers.AggregateAndProof(
                     aggregator_index=duty.validator_index,
                     aggregate=aggregate,
                     selection_proof=proofs[duty.pubkey],
@@ -336,7 +341,7 @@ class Attester:
             answer = await self._ctx.client.get_aggregate_attestation(
                 slot, data_root, committee_index
             )
-            aggregate = from_json(Attestation, answer.data)
+            aggregate = from_json(self._containers.Attestation, answer.data)
         except BeaconApiError as error:
             result = DutyResult.SKIPPED if error.status == 404 else DutyResult.FAILED
             return None, result, str(error)

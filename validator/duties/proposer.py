@@ -66,9 +66,13 @@ class BlockProposer:
             return DutyResult.FAILED, f"no block produced: {error}"
         try:
             if answer.ssz is not None:
-                produced = parse_produced_block_ssz(answer.version, answer.blinded, answer.ssz)
+                produced = parse_produced_block_ssz(
+                    answer.version, answer.blinded, answer.ssz, ctx.chain.preset
+                )
             else:
-                produced = parse_produced_block(answer.version, answer.blinded, answer.data)
+                produced = parse_produced_block(
+                    answer.version, answer.blinded, answer.data, ctx.chain.preset
+                )
         except (SszInputError, UnsupportedForkError, ValueError) as error:
             refuse(KIND, "unreadable")
             return DutyResult.REFUSED, f"the produced block cannot be read: {error}"

@@ -15,18 +15,13 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 from remerkleable.core import View
 
 from validator.beacon import BeaconApiError, BeaconNodeError, SyncDuty
 from validator.consensus.encoding import to_hex
-from validator.consensus.ssz import (
-    ContributionAndProof,
-    SszInputError,
-    SyncCommitteeContribution,
-    from_json,
-    to_json,
-)
+from validator.consensus.ssz import SszInputError, altair, from_json, to_json
 from validator.duties.context import (
     DutyContext,
     deadline_passed,
@@ -47,6 +42,11 @@ log = logging.getLogger("validator.sync_committee")
 class SyncCommitteeDuties:
     def __init__(self, context: DutyContext) -> None:
         self._ctx = context
+
+    @property
+    def _containers(self) -> SimpleNamespace:
+        """The chain's preset's altair containers (built once per preset, then a lookup)."""
+        return altair.containers(self._ctx.chain.preset)
 
     async def head_root(self, known: bytes | None) -> tuple[bytes | None, str]:
         """The root to sign: the head event's block when it is the slot's, else the node's head."""
@@ -158,7 +158,7 @@ class SyncCommitteeDuties:
                 continue
             contribution_json = to_json(contribution)  # once per subcommittee
             for pubkey, selection_proof in aggregators:
-                message = ContributionAndProof(
+                message = self._containers.ContributionAndProof(
                     aggregator_index=index_of[pubkey],
                     contribution=contribution,
                     selection_proof=selection_proof,
@@ -209,7 +209,7 @@ class SyncCommitteeDuties:
     ) -> tuple[View | None, DutyResult, str]:
         try:
             raw = await self._ctx.client.get_sync_committee_contribution(slot, subcommittee, root)
-            contribution = from_json(SyncCommitteeContribution, raw)
+            contribution = from_json(self._containers.SyncCommitteeContribution, raw)
         except BeaconApiError as error:
             result = DutyResult.SKIPPED if error.status == 404 else DutyResult.FAILED
             return None, result, str(error)

@@ -53,9 +53,9 @@ from validator.consensus.signing_roots import (
 )
 from validator.consensus.spec import ChainSpec, UnsupportedForkError
 from validator.consensus.ssz import (
-    SignedContributionAndProof,
     SignedValidatorRegistrationV1,
     SignedVoluntaryExit,
+    altair,
     electra,
 )
 from validator.consensus.ssz.blocks import ProducedBlock
@@ -241,6 +241,12 @@ class Signer:
         return None
 
     def _block_fork_check(self, produced: ProducedBlock, slot: int) -> Refusal | None:
+        if produced.preset is not self.chain.preset:
+            # A caller's mistake (blocks are read with the chain's preset), not the node's.
+            raise TypeError(
+                f"a {produced.preset.name}-preset block, but the chain runs the "
+                f"{self.chain.preset.name} preset"
+            )
         expected = self.chain.fork_name_at(self.chain.epoch_at_slot(slot))
         if produced.fork is not expected:
             return Refusal(
@@ -385,23 +391,31 @@ class Signer:
         )
 
     async def sign_aggregate_and_proof(self, pubkey: bytes, aggregate_and_proof: View) -> View:
-        """An ``electra.AggregateAndProof``; returns the ``electra.SignedAggregateAndProof``."""
+        """An ``electra.AggregateAndProof`` of the chain's preset; returns its
+        ``SignedAggregateAndProof``."""
+        containers = electra.containers(self.chain.preset)
+        _require_preset_type(aggregate_and_proof, containers.AggregateAndProof, self.chain)
         signature = await self._sign_one(
             SigningKind.AGGREGATE_AND_PROOF,
             pubkey,
             lambda: aggregate_and_proof_signing_root(self.chain, aggregate_and_proof),
         )
-        return electra.SignedAggregateAndProof(message=aggregate_and_proof, signature=signature)
+        return containers.SignedAggregateAndProof(message=aggregate_and_proof, signature=signature)
 
     async def sign_contribution_and_proof(
         self, pubkey: bytes, contribution_and_proof: View
-    ) -> SignedContributionAndProof:
+    ) -> View:
+        """A ``ContributionAndProof`` of the chain's preset; returns its signed form."""
+        containers = altair.containers(self.chain.preset)
+        _require_preset_type(contribution_and_proof, containers.ContributionAndProof, self.chain)
         signature = await self._sign_one(
             SigningKind.CONTRIBUTION_AND_PROOF,
             pubkey,
             lambda: contribution_and_proof_signing_root(self.chain, contribution_and_proof),
         )
-        return SignedContributionAndProof(message=contribution_and_proof, signature=signature)
+        return containers.SignedContributionAndProof(
+            message=contribution_and_proof, signature=signature
+        )
 
     async def sign_voluntary_exit(self, pubkey: bytes, voluntary_exit: View) -> SignedVoluntaryExit:
         """Signed under EIP-7044's rule, with the wall clock's epoch as the current one."""
@@ -601,3 +615,13 @@ class Signer:
                 by_refusal[result.refusal].append(result.pubkey)
         for refusal, pubkeys in by_refusal.items():
             self._refused(kind, pubkeys, refusal, what)
+
+
+def _require_preset_type(message: View, expected: type, chain: ChainSpec) -> None:
+    """Refuse (as the caller's mistake) an object built with another preset's container: its
+    root is not the one this chain verifies."""
+    if type(message) is not expected:
+        raise TypeError(
+            f"expected the {chain.preset.name} preset's {expected.__name__}, "
+            f"got {type(message).__module__}.{type(message).__qualname__}"
+        )

@@ -11,7 +11,7 @@ from tests.validator.devnet.driver import FORK
 from tests.validator.devnet.harness import connected_driver, running_devnet
 from validator.beacon.errors import BeaconApiError
 from validator.devnet import DevnetStateError, SimulatedBeaconNode
-from validator.devnet.persistence import PUBKEYS_FILE, STATE_FILE
+from validator.devnet.persistence import PUBKEYS_FILE, STATE_FILE, ChainIdentity
 
 
 async def test_restart_continues_the_chain_and_the_slasher(tmp_path: Path) -> None:
@@ -82,3 +82,11 @@ async def test_one_node_object_stops_idempotently_and_starts_again(tmp_path: Pat
         assert node.summary()["runs"] == 2
     finally:
         await node.stop()
+
+
+def test_a_state_written_before_presets_is_a_mainnet_chain() -> None:
+    identity = ChainIdentity(1, bytes(32), 8, 500, 4, 8, preset="minimal")
+    data = identity.to_json()
+    assert ChainIdentity.from_json(data) == identity
+    del data["preset"]
+    assert ChainIdentity.from_json(data).preset == "mainnet"

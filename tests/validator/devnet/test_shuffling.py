@@ -6,6 +6,7 @@ from hashlib import sha256
 
 import pytest
 
+from validator.consensus.ssz.preset import MINIMAL
 from validator.devnet.shuffling import (
     committee_count_per_slot,
     compute_attester_committees,
@@ -86,3 +87,21 @@ def test_aggregator_selection_uses_the_spec_modulo() -> None:
     assert 5 < selected < 45  # modulo 10: about one in ten
     expected = [int.from_bytes(sha256(proof).digest()[:8], "little") % 8 == 0 for proof in proofs]
     assert [is_sync_committee_aggregator(proof, 16) for proof in proofs] == expected
+
+
+@pytest.mark.parametrize(
+    ("active", "slots_per_epoch", "expected"), [(16, 8, 1), (64, 8, 2), (128, 8, 4), (10**6, 8, 4)]
+)
+def test_minimal_committee_count_uses_the_minimal_preset(
+    active: int, slots_per_epoch: int, expected: int
+) -> None:
+    # TARGET_COMMITTEE_SIZE 4 and MAX_COMMITTEES_PER_SLOT 4 (presets/minimal/phase0.yaml).
+    assert committee_count_per_slot(active, slots_per_epoch, MINIMAL) == expected
+
+
+def test_minimal_sync_aggregators_are_chosen_among_8_seats() -> None:
+    proofs = [sha256(bytes([i])).digest() * 3 for i in range(50)]
+    # SYNC_COMMITTEE_SIZE 32 / 4 subnets / 16 targets: modulo max(1, 0), everyone aggregates.
+    assert all(is_sync_committee_aggregator(proof, 16, MINIMAL) for proof in proofs)
+    expected = [int.from_bytes(sha256(proof).digest()[:8], "little") % 4 == 0 for proof in proofs]
+    assert [is_sync_committee_aggregator(proof, 2, MINIMAL) for proof in proofs] == expected

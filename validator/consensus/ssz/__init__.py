@@ -1,10 +1,15 @@
-"""SSZ containers (mainnet preset) for everything a validator signs, with Beacon API codecs.
+"""SSZ containers for everything a validator signs, with Beacon API codecs.
 
 Fork-independent containers are importable from here; fork-specific ones from
 their fork's module (``validator.consensus.ssz.electra.BeaconBlock``,
 ``validator.consensus.ssz.fulu.BlockContents``), or through
 :func:`validator.consensus.ssz.blocks.block_types`. ``AggregateAndProof`` here is the
 Electra form (EIP-7549), the one signed from Electra on.
+
+Containers whose shape a preset fixes (list limits, bitfield lengths) exist per
+preset: ``electra.containers(MINIMAL).AggregateAndProof``, ``block_types(fork,
+preset)`` (presets in :mod:`validator.consensus.ssz.preset`). The names importable
+from the modules are the mainnet preset's; a chain's preset is ``ChainSpec.preset``.
 
 Containers take their fields as keyword arguments of plain Python values and
 default every field to zero, so building one is a single call::

@@ -19,6 +19,7 @@ from validator.consensus.forks import ForkName
 from validator.consensus.ssz import bellatrix, deneb, electra, fulu
 from validator.consensus.ssz.codec import SszInputError, from_json, from_ssz
 from validator.consensus.ssz.phase0 import BeaconBlockHeader
+from validator.consensus.ssz.preset import MAINNET, PRESETS, Preset
 
 
 class UnsupportedForkError(ValueError):
@@ -41,66 +42,57 @@ class BlockTypes:
     signed_block_contents: Any | None
 
 
-_BLOCK_TYPES: dict[ForkName, BlockTypes] = {
-    ForkName.BELLATRIX: BlockTypes(
-        ForkName.BELLATRIX,
-        bellatrix.BeaconBlock,
-        bellatrix.BlindedBeaconBlock,
-        bellatrix.SignedBeaconBlock,
-        bellatrix.SignedBlindedBeaconBlock,
-        bellatrix.ExecutionPayload,
-        bellatrix.ExecutionPayloadHeader,
-        None,
-        None,
-    ),
-    ForkName.DENEB: BlockTypes(
-        ForkName.DENEB,
-        deneb.BeaconBlock,
-        deneb.BlindedBeaconBlock,
-        deneb.SignedBeaconBlock,
-        deneb.SignedBlindedBeaconBlock,
-        deneb.ExecutionPayload,
-        deneb.ExecutionPayloadHeader,
-        deneb.BlockContents,
-        deneb.SignedBlockContents,
-    ),
-    ForkName.ELECTRA: BlockTypes(
-        ForkName.ELECTRA,
-        electra.BeaconBlock,
-        electra.BlindedBeaconBlock,
-        electra.SignedBeaconBlock,
-        electra.SignedBlindedBeaconBlock,
-        deneb.ExecutionPayload,
-        deneb.ExecutionPayloadHeader,
-        electra.BlockContents,
-        electra.SignedBlockContents,
-    ),
-    ForkName.FULU: BlockTypes(
-        ForkName.FULU,
-        fulu.BeaconBlock,
-        fulu.BlindedBeaconBlock,
-        fulu.SignedBeaconBlock,
-        fulu.SignedBlindedBeaconBlock,
-        deneb.ExecutionPayload,
-        deneb.ExecutionPayloadHeader,
-        fulu.BlockContents,
-        fulu.SignedBlockContents,
-    ),
+_FORKS_WITH_BLOCKS = {
+    ForkName.BELLATRIX: bellatrix,
+    ForkName.DENEB: deneb,
+    ForkName.ELECTRA: electra,
+    ForkName.FULU: fulu,
 }
 
-_HEADER_FOR_PAYLOAD: dict[Any, Any] = {
-    bellatrix.ExecutionPayload: bellatrix.ExecutionPayloadHeader,
-    deneb.ExecutionPayload: deneb.ExecutionPayloadHeader,
-}
+_BUILT: dict[Preset, dict[ForkName, BlockTypes]] = {}
+"""The block containers of every preset built so far, by fork."""
+_HEADER_FOR_PAYLOAD: dict[Any, Any] = {}
+_TYPES_OF_BLOCK: dict[Any, BlockTypes] = {}
+_TYPES_OF_BLINDED_BLOCK: dict[Any, BlockTypes] = {}
 
 
-def block_types(fork: ForkName | str) -> BlockTypes:
-    """The containers for ``fork``'s blocks; UnsupportedForkError for forks without them."""
+def _block_types_of(preset: Preset) -> dict[ForkName, BlockTypes]:
+    built = _BUILT.get(preset)
+    if built is not None:
+        return built
+    built = {}
+    for fork, module in _FORKS_WITH_BLOCKS.items():
+        kinds = module.containers(preset)
+        # Deneb on: produceBlockV3 and publishing wrap full blocks with their blobs.
+        with_contents = fork is not ForkName.BELLATRIX
+        types = BlockTypes(
+            fork,
+            kinds.BeaconBlock,
+            kinds.BlindedBeaconBlock,
+            kinds.SignedBeaconBlock,
+            kinds.SignedBlindedBeaconBlock,
+            kinds.BeaconBlockBody.fields()["execution_payload"],
+            kinds.BlindedBeaconBlockBody.fields()["execution_payload_header"],
+            kinds.BlockContents if with_contents else None,
+            kinds.SignedBlockContents if with_contents else None,
+        )
+        built[fork] = types
+        _HEADER_FOR_PAYLOAD[types.execution_payload] = types.execution_payload_header
+        # Fulu's block is Electra's; the first fork that has it names its types.
+        _TYPES_OF_BLOCK.setdefault(types.block, types)
+        _TYPES_OF_BLINDED_BLOCK.setdefault(types.blinded_block, types)
+    _BUILT[preset] = built
+    return built
+
+
+def block_types(fork: ForkName | str, preset: Preset = MAINNET) -> BlockTypes:
+    """The containers for ``fork``'s blocks in ``preset``; UnsupportedForkError for forks
+    without them."""
     name = fork if isinstance(fork, ForkName) else ForkName.parse(fork)
     try:
-        return _BLOCK_TYPES[name]
+        return _block_types_of(preset)[name]
     except KeyError:
-        supported = ", ".join(sorted(_BLOCK_TYPES))
+        supported = ", ".join(sorted(_FORKS_WITH_BLOCKS))
         raise UnsupportedForkError(
             f"no block containers for {name.value}; this client signs blocks of {supported}"
         ) from None
@@ -108,7 +100,7 @@ def block_types(fork: ForkName | str) -> BlockTypes:
 
 def execution_payload_header(payload: View) -> View:
     """The header committing to ``payload``: the same fields, lists replaced by their roots."""
-    header_type = _HEADER_FOR_PAYLOAD.get(type(payload))
+    header_type = _registered(_HEADER_FOR_PAYLOAD, type(payload))
     if header_type is None:
         raise TypeError(f"not an execution payload: {type(payload).__name__}")
     fields = {}
@@ -139,6 +131,14 @@ def blinded_block(block: View) -> View:
     )
 
 
+def _registered(registry: dict[Any, Any], kind: type) -> Any:
+    """``registry[kind]``, registering every known preset's blocks first if needed."""
+    if kind not in registry:
+        for preset in PRESETS.values():
+            _block_types_of(preset)
+    return registry.get(kind)
+
+
 def block_header(block: View) -> BeaconBlockHeader:
     """The header of a full or blinded block; its root is the block's root."""
     return BeaconBlockHeader(
@@ -160,10 +160,11 @@ class ProducedBlock:
     """The (blinded) BeaconBlock: what the proposer signs."""
     kzg_proofs: View | None = None
     blobs: View | None = None
+    preset: Preset = MAINNET
 
     def signed(self, signature: bytes) -> View:
         """What the publish endpoint takes: the signed (blinded) block or signed block contents."""
-        types = block_types(self.fork)
+        types = block_types(self.fork, self.preset)
         if self.blinded:
             return types.signed_blinded_block(message=self.block, signature=signature)
         signed_block = types.signed_block(message=self.block, signature=signature)
@@ -174,34 +175,42 @@ class ProducedBlock:
         )
 
 
-def parse_produced_block(version: str, blinded: bool, data: Any) -> ProducedBlock:
-    """Read ``produceBlockV3``'s JSON ``data`` for the fork ``version``."""
-    return _produced(version, blinded, data, from_json)
+def parse_produced_block(
+    version: str, blinded: bool, data: Any, preset: Preset = MAINNET
+) -> ProducedBlock:
+    """Read ``produceBlockV3``'s JSON ``data`` for the fork ``version`` in ``preset``."""
+    return _produced(version, blinded, data, from_json, preset)
 
 
-def parse_produced_block_ssz(version: str, blinded: bool, data: bytes) -> ProducedBlock:
+def parse_produced_block_ssz(
+    version: str, blinded: bool, data: bytes, preset: Preset = MAINNET
+) -> ProducedBlock:
     """Read ``produceBlockV3``'s SSZ body for the fork in ``Eth-Consensus-Version``."""
-    return _produced(version, blinded, data, from_ssz)
+    return _produced(version, blinded, data, from_ssz, preset)
 
 
-def _produced(version: str, blinded: bool, data: Any, decode: Any) -> ProducedBlock:
+def _produced(
+    version: str, blinded: bool, data: Any, decode: Any, preset: Preset
+) -> ProducedBlock:
     try:
         fork = ForkName.parse(version)
     except ValueError as failure:
         raise UnsupportedForkError(str(failure)) from None
-    types = block_types(fork)
+    types = block_types(fork, preset)
     if blinded:
-        return ProducedBlock(fork, True, decode(types.blinded_block, data))
+        return ProducedBlock(fork, True, decode(types.blinded_block, data), preset=preset)
     if types.block_contents is None:
-        return ProducedBlock(fork, False, decode(types.block, data))
+        return ProducedBlock(fork, False, decode(types.block, data), preset=preset)
     contents = decode(types.block_contents, data)
-    return ProducedBlock(fork, False, contents.block, contents.kzg_proofs, contents.blobs)
+    return ProducedBlock(
+        fork, False, contents.block, contents.kzg_proofs, contents.blobs, preset=preset
+    )
 
 
 def _types_of_block(block: View, *, blinded: bool) -> BlockTypes:
-    for types in _BLOCK_TYPES.values():
-        if type(block) is (types.blinded_block if blinded else types.block):
-            return types
+    types = _registered(_TYPES_OF_BLINDED_BLOCK if blinded else _TYPES_OF_BLOCK, type(block))
+    if types is not None:
+        return types
     raise TypeError(f"not a supported {'blinded ' if blinded else ''}block: {type(block).__name__}")
 
 

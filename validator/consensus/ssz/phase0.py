@@ -1,9 +1,16 @@
-"""Phase0 containers a validator signs or that blocks carry (unchanged up to Fulu)."""
+"""Phase0 containers a validator signs or that blocks carry (unchanged up to Fulu).
+
+The ones whose shape the preset fixes are built per preset by :func:`containers`;
+the module's names of those are the mainnet preset's.
+"""
+
+from functools import cache
+from types import SimpleNamespace
 
 from remerkleable.bitfields import Bitlist
 from remerkleable.complex import Container, List, Vector
 
-from validator.consensus.ssz.preset import DEPOSIT_CONTRACT_TREE_DEPTH, MAX_VALIDATORS_PER_COMMITTEE
+from validator.consensus.ssz.preset import MAINNET, Preset, container_namespace
 from validator.consensus.ssz.primitives import (
     BLSPubkey,
     BLSSignature,
@@ -60,23 +67,6 @@ class ProposerSlashing(Container):
     signed_header_2: SignedBeaconBlockHeader
 
 
-class IndexedAttestation(Container):
-    attesting_indices: List[ValidatorIndex, MAX_VALIDATORS_PER_COMMITTEE]
-    data: AttestationData
-    signature: BLSSignature
-
-
-class AttesterSlashing(Container):
-    attestation_1: IndexedAttestation
-    attestation_2: IndexedAttestation
-
-
-class Attestation(Container):
-    aggregation_bits: Bitlist[MAX_VALIDATORS_PER_COMMITTEE]
-    data: AttestationData
-    signature: BLSSignature
-
-
 class Eth1Data(Container):
     deposit_root: Root
     deposit_count: uint64
@@ -96,11 +86,6 @@ class DepositMessage(Container):
     amount: Gwei
 
 
-class Deposit(Container):
-    proof: Vector[Root, DEPOSIT_CONTRACT_TREE_DEPTH + 1]
-    data: DepositData
-
-
 class VoluntaryExit(Container):
     epoch: Epoch
     validator_index: ValidatorIndex
@@ -111,14 +96,46 @@ class SignedVoluntaryExit(Container):
     signature: BLSSignature
 
 
-class AggregateAndProof(Container):
-    """The phase0..deneb form; Electra's lives in ``validator.consensus.ssz.electra``."""
+@cache
+def containers(preset: Preset) -> SimpleNamespace:
+    """The phase0 containers whose shape ``preset`` fixes, built once per preset."""
 
-    aggregator_index: ValidatorIndex
-    aggregate: Attestation
-    selection_proof: BLSSignature
+    class IndexedAttestation(Container):
+        attesting_indices: List[ValidatorIndex, preset.MAX_VALIDATORS_PER_COMMITTEE]
+        data: AttestationData
+        signature: BLSSignature
+
+    class AttesterSlashing(Container):
+        attestation_1: IndexedAttestation
+        attestation_2: IndexedAttestation
+
+    class Attestation(Container):
+        aggregation_bits: Bitlist[preset.MAX_VALIDATORS_PER_COMMITTEE]
+        data: AttestationData
+        signature: BLSSignature
+
+    class Deposit(Container):
+        proof: Vector[Root, preset.DEPOSIT_CONTRACT_TREE_DEPTH + 1]
+        data: DepositData
+
+    class AggregateAndProof(Container):
+        """The phase0..deneb form; Electra's lives in ``validator.consensus.ssz.electra``."""
+
+        aggregator_index: ValidatorIndex
+        aggregate: Attestation
+        selection_proof: BLSSignature
+
+    class SignedAggregateAndProof(Container):
+        message: AggregateAndProof
+        signature: BLSSignature
+
+    return container_namespace(__name__, locals())
 
 
-class SignedAggregateAndProof(Container):
-    message: AggregateAndProof
-    signature: BLSSignature
+_MAINNET = containers(MAINNET)
+IndexedAttestation = _MAINNET.IndexedAttestation
+AttesterSlashing = _MAINNET.AttesterSlashing
+Attestation = _MAINNET.Attestation
+Deposit = _MAINNET.Deposit
+AggregateAndProof = _MAINNET.AggregateAndProof
+SignedAggregateAndProof = _MAINNET.SignedAggregateAndProof

@@ -1,13 +1,11 @@
 """SSZ aliases named as in the consensus specs."""
 
+from typing import Any
+
 from remerkleable.basic import uint8, uint64, uint256
 from remerkleable.byte_arrays import ByteList, Bytes4, Bytes32, Bytes48, Bytes96, ByteVector
 
-from validator.consensus.ssz.preset import (
-    BYTES_PER_FIELD_ELEMENT,
-    FIELD_ELEMENTS_PER_BLOB,
-    MAX_BYTES_PER_TRANSACTION,
-)
+from validator.consensus.ssz.preset import Preset
 
 Slot = uint64
 Epoch = uint64
@@ -25,13 +23,21 @@ BLSSignature = Bytes96
 ExecutionAddress = ByteVector[20]
 KZGCommitment = Bytes48
 KZGProof = Bytes48
-Transaction = ByteList[MAX_BYTES_PER_TRANSACTION]
-Blob = ByteVector[BYTES_PER_FIELD_ELEMENT * FIELD_ELEMENTS_PER_BLOB]
+
+
+def transaction_type(preset: Preset) -> Any:
+    """``Transaction``: its length limit is a preset value."""
+    return ByteList[preset.MAX_BYTES_PER_TRANSACTION]
+
+
+def blob_type(preset: Preset) -> Any:
+    """``Blob``: its length comes from preset values."""
+    return ByteVector[preset.BYTES_PER_FIELD_ELEMENT * preset.FIELD_ELEMENTS_PER_BLOB]
+
 
 __all__ = [
     "BLSPubkey",
     "BLSSignature",
-    "Blob",
     "CommitteeIndex",
     "Domain",
     "DomainType",
@@ -43,10 +49,11 @@ __all__ = [
     "KZGProof",
     "Root",
     "Slot",
-    "Transaction",
     "ValidatorIndex",
     "Version",
     "WithdrawalIndex",
+    "blob_type",
+    "transaction_type",
     "uint8",
     "uint64",
     "uint256",
