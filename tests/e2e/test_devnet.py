@@ -59,7 +59,9 @@ def test_client_and_chain_both_keep_to_the_beacon_api_standard(tmp_path: Path) -
     """Strict mode: the chain checks every request and response against the Beacon API
     spec, and the client checks its own requests and the answers; a violation on either
     side fails the exchange, so it would show as a failed duty or a chain violation."""
-    code, summary = run(tmp_path / "validators", slots=8, strict=True, seconds_per_slot=1.0)
+    # Two-second slots: checking every exchange against the spec costs CPU on both
+    # sides, and this test is about conformance, not about meeting a tight slot.
+    code, summary = run(tmp_path / "validators", slots=6, strict=True, seconds_per_slot=2.0)
     assert code == 0
     assert summary["strict"] is True
     assert summary["strict_violations"] == 0, summary["strict_violation_details"]
