@@ -75,6 +75,10 @@ class OfferedBlock:
     """(slot, AttestationData root) of the pooled attestations the block carries."""
 
 
+#: Epochs back from the current one that the liveness endpoint can answer for.
+LIVENESS_EPOCHS_KEPT = 16
+
+
 class DevnetChain:
     def __init__(
         self,
@@ -125,6 +129,9 @@ class DevnetChain:
         self.faults: FaultHooks | None = None
         self.findings: list[SlashingFinding] = []
         self.slots_seen = 0
+        self.liveness: dict[int, set[int]] = {}
+        """epoch -> validators seen attesting (by target epoch) or proposing in it, for
+        ``POST /eth/v1/validator/liveness/{epoch}`` (doppelganger protection)."""
 
     # --- time --------------------------------------------------------------
 
@@ -269,11 +276,13 @@ class DevnetChain:
     ) -> list[SlashingFinding]:
         findings = self.slasher.observe_attestation(validator_index, source, target, data_root)
         self._count_findings(findings)
+        self.liveness.setdefault(target, set()).add(validator_index)
         return findings
 
     def judge_block(self, proposer_index: int, slot: int, root: bytes) -> list[SlashingFinding]:
         findings = self.slasher.observe_block(proposer_index, slot, root)
         self._count_findings(findings)
+        self.liveness.setdefault(self.epoch_of(slot), set()).add(proposer_index)
         return findings
 
     def _count_findings(self, findings: Iterable[SlashingFinding]) -> None:
@@ -339,6 +348,8 @@ class DevnetChain:
             del self.client_blocks[old]
         for old in [s for s in self.served_proposers if s < keep_from]:
             del self.served_proposers[old]
+        for old in [e for e in self.liveness if e < self.epoch_of(slot) - LIVENESS_EPOCHS_KEPT]:
+            del self.liveness[old]
 
     def _sync_members_expected(self, slot: int) -> set[int]:
         epoch = self.epoch_of(slot)
