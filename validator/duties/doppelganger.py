@@ -184,10 +184,7 @@ class KeyGate:
             if imported:
                 skip, reason = False, "imported through the Keymanager API while running"
             elif self._clean is None:
-                skip, reason = (
-                    False,
-                    "the previous run did not stop cleanly (no clean-shutdown marker)",
-                )
+                skip, reason = False, "no clean-shutdown marker: a first start, or a crash"
             else:
                 skip, reason = self._clean.skip_reason(pubkey, watermark, epoch, spe)
             if skip:
