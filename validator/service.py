@@ -431,7 +431,7 @@ class ValidatorService:
             tracker = DutyTracker(client, chain, signer.pubkeys)
             gate_stop = asyncio.Event()
             gate_task = asyncio.create_task(gate.run(gate_stop), name="key-gate")
-            parts.push_async_callback(self._stop_gate, gate_stop, gate_task)
+            parts.push_async_callback(self._stop_gate, gate, gate_stop, gate_task)
             settings = ProposerSettings(
                 default_fee_recipient=options.suggested_fee_recipient,
                 default_graffiti=options.graffiti,
@@ -452,14 +452,17 @@ class ValidatorService:
             finally:
                 log.info("stopping: finishing the duties in flight")
                 await scheduler.drain(options.stop_grace)
-            await self._stop_gate(gate_stop, gate_task)
+            await self._stop_gate(gate, gate_stop, gate_task)
             await asyncio.to_thread(self._mark_clean_shutdown, gate, chain)
 
     @staticmethod
-    async def _stop_gate(gate_stop: asyncio.Event, gate_task: asyncio.Task[None]) -> None:
+    async def _stop_gate(
+        gate: KeyGate, gate_stop: asyncio.Event, gate_task: asyncio.Task[None]
+    ) -> None:
         gate_stop.set()
         # It wakes on the event; a beacon node request in progress gets a moment to end.
         done, _ = await asyncio.wait({gate_task}, timeout=5.0)
         if not done:
             gate_task.cancel()
         await asyncio.gather(gate_task, return_exceptions=True)
+        await gate.close()

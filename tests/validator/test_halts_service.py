@@ -7,16 +7,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
+import pytest
 from prometheus_client import REGISTRY
 
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
 from tests.validator.conftest import ServiceRunner
+from validator.beacon import routes
 from validator.consensus.interop import interop_keypair, interop_secret_key
 from validator.duties.doppelganger import KeyState
 from validator.halts import HaltReason, HaltStore
-from validator.service import ValidatorService
+from validator.service import StartupError, ValidatorService
 
 HALTED = 1
 NEW_KEY = 6
@@ -88,3 +90,27 @@ async def test_a_halted_key_is_listed_refused_and_stays_halted_through_delete_an
         stop.set()
         await running
     assert set(HaltStore(directory).halts()) == {halted}
+
+
+async def test_a_beacon_node_without_liveness_stops_a_protected_start_in_one_line(
+    start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
+) -> None:
+    node, url = await start_node(DutyNode, strict=False, validator_count=4)
+    node.misbehave(routes.LIVENESS, status=404, body={"code": 404, "message": "Not Found"})
+    directory = validators_dir(4)
+    with pytest.raises(StartupError) as raised:
+        await run_service(
+            url,
+            directory,
+            strict=False,
+            init_slashing_protection=True,
+            doppelganger_protection=True,
+        )
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "POST /eth/v1/validator/liveness/{epoch}" in message and "HTTP 404" in message
+    # Without the flag the same node is fine: the endpoint is not needed.
+    service = await run_service(
+        url, directory, strict=False, init_slashing_protection=True, stop_after=1.0
+    )
+    assert service.gate is not None and len(service.gate.signer.pubkeys()) == 4

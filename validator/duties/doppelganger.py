@@ -425,6 +425,11 @@ class KeyGate:
             except TimeoutError:
                 pass
 
+    async def close(self) -> None:
+        """Let the halts started from events finish (they are shielded and short)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
     def signing_watermarks(self) -> dict[bytes, Watermark]:
         """The record's watermark of every signing key (for the clean-shutdown marker)."""
         found = {}
