@@ -429,6 +429,7 @@ class ValidatorService:
                 return
             clock = SlotClock(chain)
             tracker = DutyTracker(client, chain, signer.pubkeys)
+            gate.known_indices = lambda: tracker.indices
             gate_stop = asyncio.Event()
             gate_task = asyncio.create_task(gate.run(gate_stop), name="key-gate")
             parts.push_async_callback(self._stop_gate, gate, gate_stop, gate_task)

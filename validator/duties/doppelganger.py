@@ -51,6 +51,8 @@ log = logging.getLogger("validator.doppelganger")
 UNSUPPORTED_STATUSES = frozenset({404, 405, 501})
 #: Event topics that name slashed validators.
 SLASHING_TOPICS = ("attester_slashing", "proposer_slashing")
+#: The validator statuses of a slashed validator still on the chain (the status poll's filter).
+SLASHED_STATUSES = ("active_slashed", "exited_slashed")
 
 
 class KeyState(StrEnum):
@@ -122,6 +124,9 @@ class KeyGate:
         self._clock = clock
         self.states: dict[bytes, KeyState] = {}
         self.indices: dict[bytes, int] = {}
+        #: The duty tracker's indices of the signing keys (set once it exists), so that only
+        #: waiting keys are looked up here.
+        self.known_indices: Callable[[], Mapping[bytes, int]] | None = None
         self._waiting: dict[bytes, _Wait] = {}
         self.doppelganger_found = False
         self._lock = asyncio.Lock()
@@ -305,17 +310,30 @@ class KeyGate:
 
     async def _poll_validators(self, epoch: int) -> None:
         """Learn our keys' indices and halt any the chain reports slashed."""
-        pubkeys = [
+        if self.known_indices is not None:
+            self.indices.update(self.known_indices())
+        ours = [
             pubkey
             for pubkey, state in self.states.items()
             if state in (KeyState.SIGNING, KeyState.WAITING)
         ]
-        if not pubkeys:
-            return
-        infos = await self._client.get_validators(pubkeys)
-        slashed: dict[bytes, str] = {}
+        unresolved = [
+            pubkey
+            for pubkey in ours
+            if pubkey not in self.indices
+            and (pubkey in self._waiting or self.known_indices is None)
+        ]
+        infos = await self._client.get_validators(unresolved) if unresolved else []
         for info in infos:
             self.indices[info.pubkey] = info.index
+        known = sorted({self.indices[pubkey] for pubkey in ours if pubkey in self.indices})
+        if known:
+            infos = [
+                *infos,
+                *await self._client.get_validators(known, statuses=SLASHED_STATUSES),
+            ]
+        slashed: dict[bytes, str] = {}
+        for info in infos:
             if info.status.endswith("_slashed") or info.validator.get("slashed") is True:
                 slashed[info.pubkey] = f"validator {info.index} has status {info.status}"
         if slashed:
@@ -416,9 +434,10 @@ class KeyGate:
             if stop.is_set():
                 return
             next_epoch = self.epoch() + 1
-            # Just after the boundary, so that the clock reads the new epoch when it wakes.
-            when = chain.slot_start_time(chain.start_slot_of_epoch(next_epoch)) + min(
-                0.1, chain.seconds_per_slot / 10
+            # Half a slot into the epoch: the previous epoch's last attestations are in, and
+            # the duty loop's work at the boundary (duties, the first block) is not slowed.
+            when = chain.slot_start_time(chain.start_slot_of_epoch(next_epoch)) + (
+                chain.seconds_per_slot / 2
             )
             try:
                 await asyncio.wait_for(stop.wait(), timeout=max(0.0, when - self._clock()))
