@@ -17,6 +17,7 @@ import typer
 
 from slashing_protection import SlashingProtectionError
 from slashing_protection.cli import app as slashing_protection_app
+from validator.consensus.encoding import parse_hex
 from validator.key_settings import parse_fee_recipient
 from validator.logs import LogFormat, configure_logging
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
@@ -379,15 +380,13 @@ def resume_command(
 
 
 def _pubkey(text: str) -> bytes:
-    body = text[2:] if text.startswith(("0x", "0X")) else text
     try:
-        raw = bytes.fromhex(body)
-    except ValueError:
-        raw = b""
-    if len(raw) != 48:
-        typer.echo(f"error: --pubkey {text!r} is not 0x + 96 hex digits", err=True)
-        raise typer.Exit(2)
-    return raw
+        return parse_hex(text, 48)
+    except ValueError as error:
+        typer.echo(
+            f"error: --pubkey {text!r:.120}: {error} (a public key is 0x + 96 hex)", err=True
+        )
+        raise typer.Exit(2) from None
 
 
 def main() -> None:
