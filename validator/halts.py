@@ -256,8 +256,13 @@ def resume(
         raise HaltError(f"the validators directory {directory} does not exist")
     try:
         lock = DirectoryLock.acquire(directory)
-    except (RecordLockedError, RecordUnreadableError) as error:
-        raise HaltError(f"{error}; stop the validator using it before resuming keys") from None
+    except RecordLockedError:
+        raise HaltError(
+            f"cannot resume keys: {directory} is in use by another process (a running "
+            "validator or slashing-protection command); stop it first"
+        ) from None
+    except RecordUnreadableError as error:
+        raise HaltError(str(error)) from None
     try:
         store = HaltStore(directory)
         halts = store.halts()
