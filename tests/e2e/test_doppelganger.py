@@ -100,7 +100,7 @@ async def test_a_second_client_with_doppelganger_protection_halts_exits_3_and_st
     assert summary["slashable_messages"] == 0 and summary["invalid_signatures"] == 0
 
 
-SLOT = 1.0
+SLOT = 1.5  # a restart must begin within the epoch after the stop: 6 s epochs leave room
 SLOTS_PER_EPOCH = 4
 
 
