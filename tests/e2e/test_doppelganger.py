@@ -183,6 +183,9 @@ async def test_a_doppelganger_started_later_is_found_through_the_chain_and_our_k
 
     halts = HaltStore(ours_dir).halts()
     assert halts and {halt.reason for halt in halts.values()} == {HaltReason.SLASHED}
+    # The chain announces each doubled proposal (a proposer_slashing event): the key halts
+    # at once, before any status poll.
+    assert any("proposer_slashing event" in halt.detail for halt in halts.values()), halts
     assert len(messages(ours, "HALTED")) == len(halts)
     # Nothing signed after the halt: at most what was in flight in the epoch it came.
     with SlashingProtection.open_offline(ours_dir) as record:
