@@ -96,7 +96,7 @@ async def start_keymanager(
     *,
     store: ValidatorStore,
     record: SlashingProtectionRecord,
-    gate: KeyGate,
+    signer: Signer,
     chain: ChainSpec,
     client: BeaconNodeClient,
     address: str,
@@ -104,12 +104,13 @@ async def start_keymanager(
     token_file: Path | None,
     default_fee_recipient: bytes | None,
     default_graffiti: str,
+    gate: KeyGate | None = None,
 ) -> KeymanagerServer:
     """Serve the Keymanager API over these parts; KeymanagerStartError when it cannot."""
     context = KeymanagerContext(
         store=store,
         record=record,
-        signer=KeymanagerSigning(gate.signer, gate),
+        signer=KeymanagerSigning(signer, gate),
         genesis_validators_root=chain.genesis_validators_root,
         resolve_validator_index=beacon_index_resolver(client),
         default_fee_recipient=default_fee_recipient,

@@ -260,6 +260,7 @@ class ValidatorService:
             return await start_keymanager(
                 store=self.store,
                 record=record,
+                signer=gate.signer,
                 gate=gate,
                 chain=chain,
                 client=client,
