@@ -1,7 +1,8 @@
-"""The ``validator`` command: ``run``, ``devnet`` and ``slashing-protection``.
+"""The ``validator`` command: ``run``, ``devnet``, ``resume`` and ``slashing-protection``.
 
 Errors that stop the process print one line starting with ``error:`` on stderr
-and exit with status 1; SIGINT and SIGTERM stop ``run`` cleanly with status 0.
+and exit with status 1; SIGINT and SIGTERM stop ``run`` cleanly with status 0; a
+doppelganger found by ``--doppelganger-protection`` stops it with status 3.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import typer
 
 from slashing_protection import SlashingProtectionError
 from slashing_protection.cli import app as slashing_protection_app
+from validator.consensus.encoding import parse_hex
 from validator.key_settings import parse_fee_recipient
 from validator.logs import LogFormat, configure_logging
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
@@ -86,6 +88,16 @@ SlashingProtectionDb = Annotated[
         show_default=False,
     ),
 ]
+DoppelgangerFlag = Annotated[
+    bool,
+    typer.Option(
+        "--doppelganger-protection",
+        help="Before a key signs anything, watch the chain for it for 2 epochs (the beacon "
+        "node's liveness endpoint); a key seen live elsewhere is halted and the process exits "
+        "with status 3. Skipped, key by key, right after a clean stop of this directory. "
+        "See docs/running.md.",
+    ),
+]
 LogFormatOption = Annotated[
     LogFormat,
     typer.Option(
@@ -134,6 +146,8 @@ def run_until_signalled(service: ValidatorService) -> None:
     except OSError as error:
         where = f" ({error.filename})" if error.filename else ""
         raise _fail(f"{error.strerror or error}{where}") from None
+    if service.exit_status:
+        raise typer.Exit(service.exit_status)
 
 
 @app.command("run")
@@ -164,6 +178,7 @@ def run_command(
             "anywhere; an existing record is never lowered.",
         ),
     ] = False,
+    doppelganger_protection: DoppelgangerFlag = False,
     slashing_protection_db: SlashingProtectionDb = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
@@ -197,6 +212,7 @@ def run_command(
         beacon_node_urls=beacon_node_url,
         validators_dir=validators_dir,
         init_slashing_protection=init_slashing_protection,
+        doppelganger_protection=doppelganger_protection,
         slashing_protection_db=slashing_protection_db,
         keymanager=keymanager,
         keymanager_address=keymanager_address,
@@ -281,6 +297,7 @@ def devnet_command(
             "--summary", help="Also write the summary as JSON to this file.", show_default=False
         ),
     ] = None,
+    doppelganger_protection: DoppelgangerFlag = False,
     slashing_protection_db: SlashingProtectionDb = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
@@ -305,6 +322,7 @@ def devnet_command(
         beacon_port=beacon_port,
         fault=fault,
         summary=summary,
+        doppelganger_protection=doppelganger_protection,
         slashing_protection_db=slashing_protection_db,
         keymanager=keymanager,
         keymanager_address=keymanager_address,
@@ -324,6 +342,59 @@ def devnet_command(
         where = f" ({error.filename})" if error.filename else ""
         raise _fail(f"{error.strerror or error}{where}") from None
     raise typer.Exit(code)
+
+
+@app.command("resume")
+def resume_command(
+    validators_dir: Annotated[
+        Path,
+        typer.Option(
+            "--validators-dir",
+            help="The validators directory of the halted keys.",
+            show_default=False,
+        ),
+    ],
+    pubkey: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pubkey",
+            help="A halted key to clear (0x + 96 hex); repeat for more.",
+            show_default=False,
+        ),
+    ] = None,
+    all_keys: Annotated[
+        bool, typer.Option("--all", help="Clear every halt in the directory.")
+    ] = False,
+) -> None:
+    """Clear halts (a doppelganger found, a key slashed): the only way a halted key signs again.
+
+    Takes the directory's lock, so it refuses while a validator runs there, and appends
+    who cleared which halt, and when, to halts/cleared.jsonl.
+    """
+    from validator.halts import HaltError, resume
+
+    if bool(pubkey) == all_keys:
+        typer.echo("error: give --pubkey PK (one or more) or --all", err=True)
+        raise typer.Exit(2)
+    wanted = None if all_keys else [_pubkey(text) for text in pubkey or []]
+    try:
+        cleared = resume(validators_dir, wanted)
+    except HaltError as error:
+        raise _fail(str(error)) from None
+    if not cleared:
+        typer.echo(f"no halted keys in {validators_dir}")
+    for halt in cleared:
+        typer.echo(f"resumed 0x{halt.pubkey.hex()} (was halted: {halt.describe()})")
+
+
+def _pubkey(text: str) -> bytes:
+    try:
+        return parse_hex(text, 48)
+    except ValueError as error:
+        typer.echo(
+            f"error: --pubkey {text!r:.120}: {error} (a public key is 0x + 96 hex)", err=True
+        )
+        raise typer.Exit(2) from None
 
 
 def main() -> None:

@@ -8,7 +8,9 @@ process-wide defaults that GET answers for keys without their own settings.
 ``KeymanagerSigning`` is the validator's side of ``keymanager.api``'s
 ``KeymanagerSigner`` protocol: keymanager imports nothing of the validator, so
 the exit's SSZ type, the chain's clock and the signer's refusals are turned
-into what it asks for here.
+into what it asks for here. Imported keys reach the signer through the key gate
+(``validator.duties.doppelganger``): a halted key stays out, and with doppelganger
+protection a new key waits before its first signature.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNodeClient
 from validator.consensus.spec import ChainSpec, ChainSpecError
 from validator.consensus.ssz import VoluntaryExit
+from validator.duties.doppelganger import KeyGate
 from validator.signing.signer import Signer
 from validator.signing.types import RefusalReason, SigningRefusedError
 
@@ -42,17 +45,25 @@ class KeymanagerStartError(Exception):
 class KeymanagerSigning:
     """``keymanager.api.KeymanagerSigner`` over the validator's signer (and its chain)."""
 
-    def __init__(self, signer: Signer) -> None:
+    def __init__(self, signer: Signer, gate: KeyGate | None = None) -> None:
         self._signer = signer
+        self._gate = gate
 
     async def add_keys(self, keys: Mapping[bytes, int]) -> None:
-        await self._signer.add_keys(keys)
+        if self._gate is None:
+            await self._signer.add_keys(keys)
+        else:
+            await self._gate.admit(keys, imported=True)
 
     async def remove_keys(self, pubkeys: Iterable[bytes]) -> list[bytes]:
-        return await self._signer.remove_keys(pubkeys)
+        if self._gate is None:
+            return await self._signer.remove_keys(pubkeys)
+        return await self._gate.remove(pubkeys)
 
     def has_key(self, pubkey: bytes) -> bool:
-        return self._signer.has_key(pubkey)
+        if self._gate is None:
+            return self._signer.has_key(pubkey)
+        return self._gate.holds(pubkey)
 
     def current_epoch(self) -> int:
         try:
@@ -93,12 +104,13 @@ async def start_keymanager(
     token_file: Path | None,
     default_fee_recipient: bytes | None,
     default_graffiti: str,
+    gate: KeyGate | None = None,
 ) -> KeymanagerServer:
     """Serve the Keymanager API over these parts; KeymanagerStartError when it cannot."""
     context = KeymanagerContext(
         store=store,
         record=record,
-        signer=KeymanagerSigning(signer),
+        signer=KeymanagerSigning(signer, gate),
         genesis_validators_root=chain.genesis_validators_root,
         resolve_validator_index=beacon_index_resolver(client),
         default_fee_recipient=default_fee_recipient,

@@ -12,15 +12,21 @@ when it cannot be done:
    later: nothing is signed until it is back); with ``--init-slashing-protection``
    the directory's keys are registered as never having signed (an existing entry
    is never lowered); without it there must be a record already;
-5. decrypt the keystores (every core, progress on a terminal) and hand the keys
-   to the signer; a key the record does not know is refused by the signer at
-   every message and named in a warning here;
-6. the Keymanager API (``--keymanager``);
-7. the duty loop, until SIGINT/SIGTERM.
+5. read and remove the clean-shutdown marker of the previous run
+   (``validator.clean_shutdown``); with ``--doppelganger-protection``, check that
+   the beacon node serves the liveness endpoint;
+6. decrypt the keystores (every core, progress on a terminal) and hand the keys
+   to the signer through the key gate (``validator.duties.doppelganger``): halted
+   keys are refused, with doppelganger protection the keys that must wait are
+   held back; a key the record does not know is refused by the signer at every
+   message and named in a warning here;
+7. the Keymanager API (``--keymanager``);
+8. the duty loop, until SIGINT/SIGTERM (or a doppelganger: exit status 3).
 
 Stopping: the loop takes no new duty, running duties get a short grace period
-(a record write in progress always completes), then the servers, the beacon
-node connection and finally the record's lock are released.
+(a record write in progress always completes), the clean-shutdown marker is
+written, then the servers, the beacon node connection and finally the record's
+lock are released.
 """
 
 from __future__ import annotations
@@ -43,11 +49,14 @@ from slashing_protection.opening import is_database_url, open_record
 from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNode, BeaconNodeClient, BeaconNodeError, RequestTimeouts
 from validator.chain_genesis import GENESIS_FILE, GenesisMismatchError, keep_genesis
+from validator.clean_shutdown import consume_clean_shutdown, write_clean_shutdown
 from validator.consensus.spec import ChainSpec, ChainSpecError, Genesis, parse_spec_data
 from validator.duties.context import DutyContext
+from validator.duties.doppelganger import SLASHING_TOPICS, KeyGate, LivenessUnsupportedError
 from validator.duties.scheduler import DutyScheduler
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
+from validator.halts import HaltError, HaltStore
 from validator.key_settings import KeyOverrides, ProposerSettings
 from validator.keymanager_server import KeymanagerServer, KeymanagerStartError, start_keymanager
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
@@ -60,6 +69,8 @@ log = logging.getLogger("validator.service")
 MIN_TIMEOUT_SLOT_SECONDS = 4.0
 DEFAULT_KEYMANAGER_ADDRESS = KEYMANAGER_DEFAULT_HOST
 DEFAULT_KEYMANAGER_PORT = KEYMANAGER_DEFAULT_PORT
+#: Exit status of a run stopped because a doppelganger was found.
+EXIT_DOPPELGANGER = 3
 
 
 class StartupError(Exception):
@@ -73,6 +84,8 @@ class RunOptions:
     beacon_node_urls: Sequence[str]
     validators_dir: Path
     init_slashing_protection: bool = False
+    #: Watch the chain for 2 epochs before a key's first signature (docs/running.md).
+    doppelganger_protection: bool = False
     #: A postgresql:// URL: the shared record instead of the directory's file record.
     slashing_protection_db: str | None = None
     keymanager: bool = False
@@ -158,6 +171,9 @@ class ValidatorService:
         self.scheduler: DutyScheduler | None = None
         self.keymanager_server: KeymanagerServer | None = None
         self.unregistered: list[bytes] = []
+        self.gate: KeyGate | None = None
+        #: 0, or EXIT_DOPPELGANGER once a doppelganger stopped the run.
+        self.exit_status = 0
 
     # -- start-up steps ------------------------------------------------------------
 
@@ -235,7 +251,7 @@ class ValidatorService:
     async def _start_keymanager(
         self,
         record: SlashingProtectionRecord,
-        signer: Signer,
+        gate: KeyGate,
         chain: ChainSpec,
         client: BeaconNodeClient,
     ) -> KeymanagerServer:
@@ -244,7 +260,8 @@ class ValidatorService:
             return await start_keymanager(
                 store=self.store,
                 record=record,
-                signer=signer,
+                signer=gate.signer,
+                gate=gate,
                 chain=chain,
                 client=client,
                 address=options.keymanager_address,
@@ -255,6 +272,62 @@ class ValidatorService:
             )
         except KeymanagerStartError as error:
             raise StartupError(str(error)) from None
+
+    async def _open_gate(
+        self,
+        signer: Signer,
+        record: SlashingProtectionRecord,
+        chain: ChainSpec,
+        client: BeaconNodeClient,
+        stop: asyncio.Event,
+    ) -> KeyGate:
+        """The key gate, after consuming the clean-shutdown marker (every start does)."""
+        options = self.options
+        try:
+            clean = await asyncio.to_thread(
+                consume_clean_shutdown, options.validators_dir, chain.genesis_validators_root
+            )
+        except OSError as error:
+            raise StartupError(
+                f"cannot remove the clean-shutdown marker in {options.validators_dir}: "
+                f"{error.strerror or error}"
+            ) from None
+
+        def found_doppelganger() -> None:
+            self.exit_status = EXIT_DOPPELGANGER
+            stop.set()
+
+        gate = KeyGate(
+            signer=signer,
+            record=record,
+            halts=HaltStore(options.validators_dir),
+            chain=chain,
+            client=client,
+            protection=options.doppelganger_protection,
+            clean_shutdown=clean,
+            on_doppelganger=found_doppelganger,
+        )
+        if options.doppelganger_protection:
+            try:
+                await gate.check_liveness_support()
+            except LivenessUnsupportedError as error:
+                raise StartupError(str(error)) from None
+            except BeaconNodeError as error:
+                # Not a refusal to serve it: the keys wait until the node answers.
+                log.warning("doppelganger protection: the liveness endpoint failed: %s", error)
+        self.gate = gate
+        return gate
+
+    def _mark_clean_shutdown(self, gate: KeyGate, chain: ChainSpec) -> None:
+        try:
+            write_clean_shutdown(
+                self.options.validators_dir,
+                chain.genesis_validators_root,
+                gate.epoch(),
+                gate.signing_watermarks(),
+            )
+        except (OSError, SlashingProtectionError) as error:
+            log.warning("cannot write the clean-shutdown marker (the next start waits): %s", error)
 
     def _warn_unregistered(self, record: SlashingProtectionRecord, keys: Iterable[bytes]) -> None:
         self.unregistered = [pk for pk in sorted(keys) if not record.contains(pk)]
@@ -342,19 +415,27 @@ class ValidatorService:
             )
             if stop.is_set():
                 return
-            keys = await self._load_keys()
             signer = Signer(chain, record)
-            await signer.add_keys(keys)
+            gate = await self._open_gate(signer, record, chain, client, stop)
+            keys = await self._load_keys()
+            try:
+                await gate.admit(keys)
+            except HaltError as error:
+                raise StartupError(str(error)) from None
             self._warn_unregistered(record, keys)
             log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
             if options.keymanager:
-                keymanager = await self._start_keymanager(record, signer, chain, client)
+                keymanager = await self._start_keymanager(record, gate, chain, client)
                 parts.push_async_callback(keymanager.stop)
                 self.keymanager_server = keymanager
             if stop.is_set():
                 return
             clock = SlotClock(chain)
             tracker = DutyTracker(client, chain, signer.pubkeys)
+            gate.known_indices = lambda: tracker.indices
+            gate_stop = asyncio.Event()
+            gate_task = asyncio.create_task(gate.run(gate_stop), name="key-gate")
+            parts.push_async_callback(self._stop_gate, gate, gate_stop, gate_task)
             settings = ProposerSettings(
                 default_fee_recipient=options.suggested_fee_recipient,
                 default_graffiti=options.graffiti,
@@ -367,9 +448,25 @@ class ValidatorService:
                 len(tracker.unresolved),
             )
             context = DutyContext(client, signer, chain, clock, tracker, settings)
-            self.scheduler = scheduler = DutyScheduler(context, on_slot=on_slot)
+            self.scheduler = scheduler = DutyScheduler(
+                context, on_slot=on_slot, extra_topics=SLASHING_TOPICS, on_event=gate.on_event
+            )
             try:
                 await scheduler.run(stop, last_slot=last_slot, slot_count=slot_count)
             finally:
                 log.info("stopping: finishing the duties in flight")
                 await scheduler.drain(options.stop_grace)
+            await self._stop_gate(gate, gate_stop, gate_task)
+            await asyncio.to_thread(self._mark_clean_shutdown, gate, chain)
+
+    @staticmethod
+    async def _stop_gate(
+        gate: KeyGate, gate_stop: asyncio.Event, gate_task: asyncio.Task[None]
+    ) -> None:
+        gate_stop.set()
+        # It wakes on the event; a beacon node request in progress gets a moment to end.
+        done, _ = await asyncio.wait({gate_task}, timeout=5.0)
+        if not done:
+            gate_task.cancel()
+        await asyncio.gather(gate_task, return_exceptions=True)
+        await gate.close()

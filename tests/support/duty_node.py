@@ -344,6 +344,7 @@ class DutyNode(FakeBeaconNode):
             ("POST", routes.ATTESTER_DUTIES): self._attester_duties,
             ("GET", routes.PROPOSER_DUTIES): self._proposer_duties,
             ("POST", routes.SYNC_DUTIES): self._sync_duties,
+            ("POST", routes.LIVENESS): self._liveness,
             ("GET", routes.PRODUCE_BLOCK_V3): self._produce_block,
             ("GET", routes.ATTESTATION_DATA): self._attestation_data,
             ("GET", routes.AGGREGATE_ATTESTATION_V2): self._aggregate,

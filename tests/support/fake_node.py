@@ -61,6 +61,8 @@ class FakeBeaconNode:
         self.misbehaviours: dict[str, Misbehaviour] = {}
         self.syncing_answer: Any = canned.syncing()
         self.event_connections = 0
+        #: epoch -> validator indices the liveness endpoint reports live in it.
+        self.live: dict[int, set[int]] = {}
         self._event_queues: list[asyncio.Queue[bytes | None]] = []
         self._release = asyncio.Event()
         self._connected = asyncio.Condition()
@@ -126,6 +128,7 @@ class FakeBeaconNode:
                 {},
             ),
             ("POST", routes.SYNC_DUTIES): self._sync_duties,
+            ("POST", routes.LIVENESS): self._liveness,
             ("GET", routes.PRODUCE_BLOCK_V3): self._produce_block,
             ("GET", routes.ATTESTATION_DATA): lambda r: (
                 200,
@@ -239,6 +242,11 @@ class FakeBeaconNode:
     def _sync_duties(self, request: web.Request) -> Answer:
         indices = [int(value) for value in orjson.loads(self.requests[-1].body)]
         return 200, canned.sync_duties(indices), {}
+
+    def _liveness(self, request: web.Request) -> Answer:
+        seen = self.live.get(int(request.match_info["epoch"]), set())
+        indices = [int(value) for value in orjson.loads(self.requests[-1].body)]
+        return 200, {"data": [{"index": str(i), "is_live": i in seen} for i in indices]}, {}
 
     def _produce_block(self, request: web.Request) -> Answer:
         blinded = request.query.get("builder_boost_factor") == str(2**64 - 1)

@@ -53,6 +53,7 @@ from validator.beacon.types import (
     hex0x,
     parse_list,
     parse_object,
+    parse_uint,
 )
 from validator.consensus.spec import (
     ApiFork,
@@ -325,6 +326,28 @@ class BeaconNodeClient(BeaconTransport):
             json_body=_indices_body(indices),
         )
 
+    async def get_liveness(self, epoch: int, indices: Sequence[int]) -> dict[int, bool]:
+        """Which of ``indices`` the node saw live in ``epoch`` (doppelganger protection)."""
+
+        def parse(answer: Answer) -> dict[int, bool]:
+            found: dict[int, bool] = {}
+            for item in parse_list(data_of(answer.json()), "liveness"):
+                obj = parse_object(item, "liveness entry")
+                live = field_of(obj, "is_live", "liveness entry")
+                if not isinstance(live, bool):
+                    raise MalformedResponseError(f"is_live is not a boolean: {live!r:.40}")
+                found[parse_uint(field_of(obj, "index", "liveness entry"), "index")] = live
+            return found
+
+        return await self._fetch(
+            "POST",
+            routes.LIVENESS,
+            routes.fill(routes.LIVENESS, epoch=epoch),
+            parse,
+            timeout=self.timeouts.duties,
+            json_body=_indices_body(indices),
+        )
+
     # -- blocks ------------------------------------------------------------------
 
     async def produce_block(
@@ -541,4 +564,3 @@ class BeaconNodeClient(BeaconTransport):
         )
         self.track_stream(stream)
         return stream
-

@@ -34,6 +34,7 @@ DECLARES_503 = frozenset(
         ("POST", "/eth/v1/validator/duties/attester/{epoch}"),
         ("GET", "/eth/v1/validator/duties/proposer/{epoch}"),
         ("POST", "/eth/v1/validator/duties/sync/{epoch}"),
+        ("POST", "/eth/v1/validator/liveness/{epoch}"),
         ("GET", "/eth/v3/validator/blocks/{slot}"),
         ("POST", "/eth/v2/beacon/blocks"),
         ("POST", "/eth/v2/beacon/blinded_blocks"),

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from remerkleable.core import View
 
+from validator.consensus.encoding import to_hex
 from validator.devnet.apierrors import ApiError
 from validator.devnet.blocktree import BlockRecord
 from validator.devnet.chain import DevnetChain
@@ -113,6 +115,20 @@ def embedded_signature_checks(chain: DevnetChain, block: View) -> list[Signature
     return checks
 
 
+def _signed_header(block: View, signature: bytes) -> dict[str, Any]:
+    """The block's SignedBeaconBlockHeader in JSON (a blinded body has the same root)."""
+    return {
+        "message": {
+            "slot": str(int(block.slot)),
+            "proposer_index": str(int(block.proposer_index)),
+            "parent_root": to_hex(bytes(block.parent_root)),
+            "state_root": to_hex(bytes(block.state_root)),
+            "body_root": to_hex(bytes(block.body.hash_tree_root())),
+        },
+        "signature": to_hex(signature),
+    }
+
+
 async def publish_block(
     chain: DevnetChain, block: View, signature: bytes, blinded: bool, now: float
 ) -> int:
@@ -155,7 +171,9 @@ async def publish_block(
     if failed:
         chain.ledger.count("invalid_signatures")
         raise ApiError(400, "invalid block: bad " + ", ".join(check.what for check in failed))
-    findings = chain.judge_block(proposer, slot, root)
+    findings = chain.judge_block(
+        proposer, slot, root, await asyncio.to_thread(_signed_header, block, signature)
+    )
     if findings:
         chain.ledger.count("rejected_messages")
         raise ApiError(400, f"slashable block: {findings[0].description}")

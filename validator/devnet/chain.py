@@ -78,6 +78,10 @@ class OfferedBlock:
     """(slot, AttestationData root) of the pooled attestations the block carries."""
 
 
+#: Epochs back from the current one that the liveness endpoint can answer for.
+LIVENESS_EPOCHS_KEPT = 16
+
+
 class DevnetChain:
     def __init__(
         self,
@@ -134,6 +138,12 @@ class DevnetChain:
         self.faults: FaultHooks | None = None
         self.findings: list[SlashingFinding] = []
         self.slots_seen = 0
+        self.block_headers: dict[tuple[int, int], dict[str, Any]] = {}
+        """(proposer, slot) -> the first validly signed SignedBeaconBlockHeader (JSON) seen,
+        for the ``proposer_slashing`` event of a second, different block."""
+        self.liveness: dict[int, set[int]] = {}
+        """epoch -> validators seen attesting (by target epoch) or proposing in it, for
+        ``POST /eth/v1/validator/liveness/{epoch}`` (doppelganger protection)."""
 
     # --- time --------------------------------------------------------------
 
@@ -278,11 +288,30 @@ class DevnetChain:
     ) -> list[SlashingFinding]:
         findings = self.slasher.observe_attestation(validator_index, source, target, data_root)
         self._count_findings(findings)
+        self.liveness.setdefault(target, set()).add(validator_index)
         return findings
 
-    def judge_block(self, proposer_index: int, slot: int, root: bytes) -> list[SlashingFinding]:
+    def judge_block(
+        self,
+        proposer_index: int,
+        slot: int,
+        root: bytes,
+        signed_header: dict[str, Any] | None = None,
+    ) -> list[SlashingFinding]:
+        """The slasher's findings; a double proposal is announced as a ``proposer_slashing``
+        event when both signed headers are known (``signed_header`` is this block's)."""
         findings = self.slasher.observe_block(proposer_index, slot, root)
         self._count_findings(findings)
+        self.liveness.setdefault(self.epoch_of(slot), set()).add(proposer_index)
+        if signed_header is not None:
+            first = self.block_headers.setdefault((proposer_index, slot), signed_header)
+            if first is not signed_header and any(
+                finding.kind is SlashingKind.DOUBLE_PROPOSAL for finding in findings
+            ):
+                self.events.publish(
+                    "proposer_slashing",
+                    {"signed_header_1": first, "signed_header_2": signed_header},
+                )
         return findings
 
     def _count_findings(self, findings: Iterable[SlashingFinding]) -> None:
@@ -348,6 +377,10 @@ class DevnetChain:
             del self.client_blocks[old]
         for old in [s for s in self.served_proposers if s < keep_from]:
             del self.served_proposers[old]
+        for old_key in [key for key in self.block_headers if key[1] < keep_from]:
+            del self.block_headers[old_key]
+        for old in [e for e in self.liveness if e < self.epoch_of(slot) - LIVENESS_EPOCHS_KEPT]:
+            del self.liveness[old]
 
     def _sync_members_expected(self, slot: int) -> set[int]:
         epoch = self.epoch_of(slot)

@@ -80,6 +80,7 @@ class DevnetOptions:
     beacon_port: int = 0
     fault: str | None = None
     summary: Path | None = None
+    doppelganger_protection: bool = False
     #: The shared record (postgresql://...) instead of the directory's file record.
     slashing_protection_db: str | None = None
     keymanager: bool = False
@@ -352,6 +353,7 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 beacon_node_urls=[str(ready["url"])],
                 validators_dir=validators_dir,
                 init_slashing_protection=first_run,
+                doppelganger_protection=options.doppelganger_protection,
                 slashing_protection_db=options.slashing_protection_db,
                 keymanager=options.keymanager,
                 keymanager_address=options.keymanager_address,
@@ -382,6 +384,8 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
         console.print(summary_table(summary))
         if chain_summary is None:
             console.print(f"the chain gave no summary; see {chain.log_path}", markup=False)
+    if service is not None and service.exit_status:
+        return service.exit_status
     return exit_code(summary)
 
 

@@ -21,7 +21,7 @@ from validator.devnet.api_http import (
     uint_param,
 )
 from validator.devnet.apierrors import ApiError
-from validator.devnet.chain import DevnetChain
+from validator.devnet.chain import LIVENESS_EPOCHS_KEPT, DevnetChain
 from validator.devnet.registry import MAX_EFFECTIVE_BALANCE_GWEI
 
 VERSION = "unslashable-devnet/0.1.0"
@@ -282,6 +282,26 @@ class ChainQueries:
             {"dependent_root": to_hex(dependent_root), "execution_optimistic": False, "data": data}
         )
 
+    async def liveness(self, request: web.Request) -> web.Response:
+        """Which validators the chain saw attest (by target epoch) or propose in the epoch."""
+        chain = self.chain
+        epoch = uint_param(request.match_info["epoch"], "epoch")
+        current = chain.current_epoch()
+        if epoch > current:
+            raise ApiError(400, f"Invalid epoch: {epoch} is after the current epoch {current}")
+        if epoch < current - LIVENESS_EPOCHS_KEPT:
+            raise ApiError(400, f"Invalid epoch: {epoch} is older than this node remembers")
+        indices = await self._indices_body(request)
+        seen = chain.liveness.get(epoch, set())
+        return json_response(
+            {
+                "data": [
+                    {"index": str(index), "is_live": index in seen}
+                    for index in dict.fromkeys(indices)
+                ]
+            }
+        )
+
     async def proposer_duties(self, request: web.Request) -> web.Response:
         chain = self.chain
         epoch = self._duty_epoch(request)
@@ -328,4 +348,3 @@ class ChainQueries:
                     }
                 )
         return json_response({"execution_optimistic": False, "data": data})
-

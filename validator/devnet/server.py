@@ -82,6 +82,7 @@ class BeaconApi(ChainQueries):
             web.post("/eth/v1/validator/duties/attester/{epoch}", self.attester_duties),
             web.get("/eth/v1/validator/duties/proposer/{epoch}", self.proposer_duties),
             web.post("/eth/v1/validator/duties/sync/{epoch}", self.sync_duties),
+            web.post("/eth/v1/validator/liveness/{epoch}", self.liveness),
             web.get("/eth/v3/validator/blocks/{slot}", self.produce_block),
             web.post("/eth/v2/beacon/blocks", self.publish_block),
             web.post("/eth/v2/beacon/blinded_blocks", self.publish_blinded_block),

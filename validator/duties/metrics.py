@@ -90,3 +90,18 @@ HEAD_SLOT = Gauge(
     "validator_head_slot",
     "Slot of the latest head event from the beacon node.",
 )
+
+DOPPELGANGER_STATE = Gauge(
+    "validator_doppelganger_state",
+    "1 for each loaded key's current state: waiting (doppelganger protection watches the "
+    "chain before its first signature), live_elsewhere (the chain saw it live while this "
+    "client did not sign with it: halted), signing, or halted (the chain reports it slashed, "
+    "or a halt from an earlier run).",
+    ["pubkey", "state"],
+)
+
+HALTS = Counter(
+    "validator_halts_total",
+    "Keys halted by this process, by reason (doppelganger, slashed).",
+    ["reason"],
+)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from validator.beacon import (
@@ -59,10 +59,16 @@ class DutyScheduler:
         *,
         use_events: bool = True,
         on_slot: Callable[[int], None] | None = None,
+        extra_topics: Sequence[str] = (),
+        on_event: Callable[[BeaconEvent], None] | None = None,
     ) -> None:
         self._ctx = context
         self._use_events = use_events
         self._on_slot = on_slot
+        #: More topics on the same stream, each of their events handed to ``on_event``
+        #: (the key gate's slashing reports).
+        self._topics = tuple(dict.fromkeys([*EVENT_TOPICS, *extra_topics]))
+        self._on_other_event = on_event
         self.proposer = BlockProposer(context)
         self.attester = Attester(context)
         self.sync = SyncCommitteeDuties(context)
@@ -135,7 +141,7 @@ class DutyScheduler:
         chain = self._ctx.chain
         idle = max(6.0, 3 * chain.seconds_per_slot)
         while True:
-            stream = self._ctx.client.events(EVENT_TOPICS, idle_timeout=idle)
+            stream = self._ctx.client.events(self._topics, idle_timeout=idle)
             self._stream = stream
             self._stream_connections = 0
             try:
@@ -158,6 +164,8 @@ class DutyScheduler:
             self._ctx.tracker.on_reorg(event)
         elif isinstance(event, BlockEvent):
             log.debug("block 0x%s at slot %d", event.block.hex()[:16], event.slot)
+        if self._on_other_event is not None:
+            self._on_other_event(event)
 
     def _check_reconnect(self) -> None:
         """After the event stream reconnected, events may have been missed: refetch duties."""

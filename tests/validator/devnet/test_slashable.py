@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -9,9 +10,12 @@ import pytest
 
 from tests.validator.devnet.driver import FORK, Driver
 from tests.validator.devnet.harness import connected_driver, running_devnet
+from validator.beacon import RawEvent
 from validator.beacon.errors import BeaconApiError
+from validator.consensus.encoding import to_hex
 from validator.consensus.signing_roots import block_signing_root
 from validator.consensus.ssz import fulu, to_json
+from validator.duties.doppelganger import slashed_indices
 
 
 def altered(data: dict[str, Any], **changes: Any) -> dict[str, Any]:
@@ -62,7 +66,22 @@ async def test_slashable_patterns_are_detected_and_rebroadcasts_are_not(tmp_path
             message = await publish_rejected(driver, driver.single_attestation(duties[1], around))
             assert message.startswith("slashable:") and "surrounds" in message
 
-            # Double proposal: the same block again is fine, a changed one is not.
+            # Double proposal: the same block again is fine, a changed one is not, and the
+            # chain announces it as a proposer_slashing event with both signed headers.
+            slashing_events: list[RawEvent] = []
+
+            async def listen() -> None:
+                async with driver.client.events(["proposer_slashing"]) as stream:
+                    async for event in stream:
+                        assert isinstance(event, RawEvent)
+                        slashing_events.append(event)
+                        return
+
+            subscribers = node.chain.events.subscriber_count
+            listener = asyncio.create_task(listen())
+            async with asyncio.timeout(10):
+                while node.chain.events.subscriber_count <= subscribers:
+                    await asyncio.sleep(0.01)
             summary_before = node.summary()
             assert summary_before["blocks_proposed"] == 1
             produced = node.chain.produced[root]
@@ -86,6 +105,15 @@ async def test_slashable_patterns_are_detected_and_rebroadcasts_are_not(tmp_path
             with pytest.raises(BeaconApiError) as caught:
                 await driver.client.publish_block(to_json(changed), consensus_version=FORK)
             assert "slashable block" in caught.value.message
+            async with asyncio.timeout(10):
+                await listener
+            (event,) = slashing_events
+            assert slashed_indices(event) == {produced.proposer_index}
+            headers = event.data["signed_header_1"], event.data["signed_header_2"]
+            assert {header["message"]["body_root"] for header in headers} == {
+                to_hex(bytes(produced.block.body.hash_tree_root())),
+                to_hex(bytes(changed_block.body.hash_tree_root())),
+            }
         summary = node.summary()
     assert summary["slashable_messages"] == 3
     assert summary["slashable_double_votes"] == 1
