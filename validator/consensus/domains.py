@@ -120,17 +120,23 @@ def voluntary_exit_domain(
     ``state.fork.previous_version`` when the exit's epoch is before the included
     fork's first epoch, else ``state.fork.current_version``; never an older fork's.
     """
+    fork_version = voluntary_exit_fork_version(chain, exit_epoch, current_epoch=current_epoch)
+    return compute_domain(DOMAIN_VOLUNTARY_EXIT, fork_version, chain.genesis_validators_root)
+
+
+def voluntary_exit_fork_version(
+    chain: ChainSpec, exit_epoch: int, *, current_epoch: int | None = None
+) -> bytes:
+    """The fork version of ``voluntary_exit_domain`` (a remote signer is told it as fork_info)."""
     inclusion_epoch = exit_epoch if current_epoch is None else max(exit_epoch, current_epoch)
     state_fork = chain.fork_at(inclusion_epoch)
     if state_fork.name.at_least(ForkName.DENEB):
-        fork_version = chain.fork_version(ForkName.CAPELLA)
-    elif exit_epoch < state_fork.epoch:
+        return chain.fork_version(ForkName.CAPELLA)
+    if exit_epoch < state_fork.epoch:
         # state.fork.previous_version: the upgrade to state_fork set it to the version of the
         # fork just before (phase0 has none before it, and no epoch precedes its first).
-        fork_version = chain.forks[state_fork.name.order - 1].version
-    else:
-        fork_version = state_fork.version
-    return compute_domain(DOMAIN_VOLUNTARY_EXIT, fork_version, chain.genesis_validators_root)
+        return chain.forks[state_fork.name.order - 1].version
+    return state_fork.version
 
 
 def application_builder_domain(chain: ChainSpec) -> bytes:
