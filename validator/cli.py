@@ -1,4 +1,4 @@
-"""The ``validator`` command: ``run``, ``devnet`` and ``slashing-protection``.
+"""The ``validator`` command: ``run``, ``devnet``, ``signer`` and ``slashing-protection``.
 
 Errors that stop the process print one line starting with ``error:`` on stderr
 and exit with status 1; SIGINT and SIGTERM stop ``run`` cleanly with status 0.
@@ -25,6 +25,12 @@ from validator.service import (
     RunOptions,
     StartupError,
     ValidatorService,
+)
+from validator.signer_server import (
+    DEFAULT_SIGNER_ADDRESS,
+    DEFAULT_SIGNER_PORT,
+    SignerOptions,
+    SignerService,
 )
 
 log = logging.getLogger("validator.cli")
@@ -210,6 +216,102 @@ def run_command(
     )
     try:
         service = ValidatorService(options)
+    except StartupError as error:
+        raise _fail(str(error)) from None
+    run_until_signalled(service)
+
+
+@app.command("signer")
+def signer_command(
+    validators_dir: Annotated[
+        Path,
+        typer.Option(
+            "--validators-dir",
+            help="Directory with keystores/, secrets/ and the slashing-protection record.",
+            show_default=False,
+        ),
+    ],
+    beacon_node_url: Annotated[
+        list[str],
+        typer.Option(
+            "--beacon-node-url",
+            help="Beacon node REST API URL the chain's genesis, spec and fork schedule are "
+            "read from at start (every request's fork_info is checked against them); repeat "
+            "for fallbacks.",
+            show_default=False,
+        ),
+    ],
+    init_slashing_protection: Annotated[
+        bool,
+        typer.Option(
+            "--init-slashing-protection",
+            help="Register keys that have no slashing-protection record as never having "
+            "signed (creating the record if needed). Only for keys that have never signed "
+            "anywhere; an existing record is never lowered.",
+        ),
+    ] = False,
+    slashing_protection_db: SlashingProtectionDb = None,
+    address: Annotated[
+        str,
+        typer.Option(
+            "--address",
+            help="Address the signer API listens on; a non-loopback one requires the token.",
+        ),
+    ] = DEFAULT_SIGNER_ADDRESS,
+    port: Annotated[
+        int, typer.Option("--port", help="Port of the signer API.", min=0, max=65535)
+    ] = DEFAULT_SIGNER_PORT,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            help="Require this bearer token (a file holding 64+ hex digits). Without it, a "
+            "non-loopback --address uses <validators-dir>/signer-api-token.txt (created with "
+            "mode 0600 when absent); on loopback no token is asked.",
+            show_default=False,
+        ),
+    ] = None,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(
+            "--tls-cert", help="Serve HTTPS with this PEM certificate (chain).", show_default=False
+        ),
+    ] = None,
+    tls_key: Annotated[
+        Path | None,
+        typer.Option("--tls-key", help="The PEM private key of --tls-cert.", show_default=False),
+    ] = None,
+    keymanager: KeymanagerFlag = False,
+    keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
+    keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
+    keymanager_token_file: KeymanagerTokenFile = None,
+    metrics: MetricsFlag = False,
+    metrics_address: MetricsAddress = DEFAULT_METRICS_ADDRESS,
+    metrics_port: MetricsPort = DEFAULT_METRICS_PORT,
+    log_format: LogFormatOption = LogFormat.TEXT,
+    log_level: LogLevelOption = "info",
+) -> None:
+    """Serve the Web3Signer eth2 signing API over this directory's keystores and record."""
+
+    configure_logging(log_format, level=_log_level(log_level))
+    options = RunOptions(
+        beacon_node_urls=beacon_node_url,
+        validators_dir=validators_dir,
+        init_slashing_protection=init_slashing_protection,
+        slashing_protection_db=slashing_protection_db,
+        keymanager=keymanager,
+        keymanager_address=keymanager_address,
+        keymanager_port=keymanager_port,
+        keymanager_token_file=keymanager_token_file,
+        metrics=metrics,
+        metrics_address=metrics_address,
+        metrics_port=metrics_port,
+    )
+    signer_options = SignerOptions(
+        address=address, port=port, token_file=token_file, tls_cert=tls_cert, tls_key=tls_key
+    )
+    try:
+        service = SignerService(options, signer_options)
     except StartupError as error:
         raise _fail(str(error)) from None
     run_until_signalled(service)

@@ -270,6 +270,73 @@ class ValidatorService:
                 f" and {more} more" if more > 0 else "",
             )
 
+    async def _start_metrics(self, parts: contextlib.AsyncExitStack) -> None:
+        """Step 1 (``--metrics``), stopped by ``parts``."""
+        options = self.options
+        if options.metrics:
+            metrics_server = MetricsServer(options.metrics_address, options.metrics_port)
+            parts.push_async_callback(metrics_server.stop)
+            try:
+                await metrics_server.start()
+            except OSError as error:
+                raise StartupError(str(error)) from None
+
+    async def _start_signing(
+        self,
+        parts: contextlib.AsyncExitStack,
+        record_lock: contextlib.ExitStack,
+        stop: asyncio.Event,
+    ) -> tuple[BeaconNodeClient, ChainSpec, SlashingProtectionRecord, Signer] | None:
+        """Steps 2-5: the beacon node, the chain, the record (its lock on ``record_lock``) and
+        the keys in a signer; None when a stop came first. ``validator signer`` starts the same
+        way (``validator.signer_server``), so both hold keys and record alike."""
+        options = self.options
+        client = BeaconNodeClient(
+            options.beacon_node_urls,
+            middlewares=list(options.middlewares),
+            health_check_interval=options.health_check_interval,
+        )
+        parts.push_async_callback(client.close)
+        await client.start()
+        if not await self._wait_for_node(client, stop):
+            return None
+        chain = await read_chain(client)
+        self.chain = chain
+        client.timeouts = RequestTimeouts.for_slot(
+            max(chain.seconds_per_slot, MIN_TIMEOUT_SLOT_SECONDS)
+        )
+        try:
+            local_pubkeys = await asyncio.to_thread(self.store.local_pubkeys)
+        except StoreError as error:
+            raise StartupError(f"cannot list the keystores: {error}") from None
+        record = await asyncio.to_thread(self._open_record, chain, local_pubkeys)
+        record_lock.callback(
+            log.info, "slashing-protection record closed and its lock released"
+        )
+        record_lock.callback(record.close)
+        try:
+            kept = keep_genesis(
+                options.validators_dir, chain.genesis_time, chain.genesis_validators_root
+            )
+        except GenesisMismatchError as error:
+            raise StartupError(str(error)) from None
+        if kept:
+            log.info("genesis time %d kept in %s", chain.genesis_time, GENESIS_FILE)
+        log.info(
+            "slashing-protection record of chain 0x%s opened in %s (%d key(s) in it)",
+            chain.genesis_validators_root.hex(),
+            self._record_where(),
+            len(record.pubkeys()),
+        )
+        if stop.is_set():
+            return None
+        keys = await self._load_keys()
+        signer = Signer(chain, record)
+        await signer.add_keys(keys)
+        self._warn_unregistered(record, keys)
+        log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
+        return client, chain, record, signer
+
     # -- run ---------------------------------------------------------------------------
 
     async def run(
@@ -294,57 +361,11 @@ class ValidatorService:
             # Entered first so that it unwinds last: every signature made is on
             # record before the lock is let go, after the servers and the client.
             record_lock = parts.enter_context(contextlib.ExitStack())
-            if options.metrics:
-                metrics_server = MetricsServer(options.metrics_address, options.metrics_port)
-                parts.push_async_callback(metrics_server.stop)
-                try:
-                    await metrics_server.start()
-                except OSError as error:
-                    raise StartupError(str(error)) from None
-            client = BeaconNodeClient(
-                options.beacon_node_urls,
-                middlewares=list(options.middlewares),
-                health_check_interval=options.health_check_interval,
-            )
-            parts.push_async_callback(client.close)
-            await client.start()
-            if not await self._wait_for_node(client, stop):
+            await self._start_metrics(parts)
+            started = await self._start_signing(parts, record_lock, stop)
+            if started is None:
                 return
-            chain = await read_chain(client)
-            self.chain = chain
-            client.timeouts = RequestTimeouts.for_slot(
-                max(chain.seconds_per_slot, MIN_TIMEOUT_SLOT_SECONDS)
-            )
-            try:
-                local_pubkeys = await asyncio.to_thread(self.store.local_pubkeys)
-            except StoreError as error:
-                raise StartupError(f"cannot list the keystores: {error}") from None
-            record = await asyncio.to_thread(self._open_record, chain, local_pubkeys)
-            record_lock.callback(
-                log.info, "slashing-protection record closed and its lock released"
-            )
-            record_lock.callback(record.close)
-            try:
-                kept = keep_genesis(
-                    options.validators_dir, chain.genesis_time, chain.genesis_validators_root
-                )
-            except GenesisMismatchError as error:
-                raise StartupError(str(error)) from None
-            if kept:
-                log.info("genesis time %d kept in %s", chain.genesis_time, GENESIS_FILE)
-            log.info(
-                "slashing-protection record of chain 0x%s opened in %s (%d key(s) in it)",
-                chain.genesis_validators_root.hex(),
-                self._record_where(),
-                len(record.pubkeys()),
-            )
-            if stop.is_set():
-                return
-            keys = await self._load_keys()
-            signer = Signer(chain, record)
-            await signer.add_keys(keys)
-            self._warn_unregistered(record, keys)
-            log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
+            client, chain, record, signer = started
             if options.keymanager:
                 keymanager = await self._start_keymanager(record, signer, chain, client)
                 parts.push_async_callback(keymanager.stop)

@@ -39,6 +39,7 @@ from slashing_protection import (
     Verdict,
 )
 from slashing_protection.blocking import run_to_completion
+from validator.consensus.forks import ForkName
 from validator.consensus.signing_roots import (
     aggregate_and_proof_signing_root,
     attestation_signing_root,
@@ -206,24 +207,36 @@ class Signer:
     async def sign_block(self, pubkey: bytes, produced: ProducedBlock) -> SignedBlock:
         """Check, record, then sign a (blinded) block; SigningRefusedError when refused."""
         kind = SigningKind.BLINDED_BLOCK if produced.blinded else SigningKind.BLOCK
+        signature, root = await self._sign_block(kind, pubkey, produced.block, produced.fork)
+        return SignedBlock(
+            signature=signature, signing_root=root, signed=produced.signed(signature)
+        )
+
+    async def sign_block_header(self, pubkey: bytes, header: View, fork: ForkName) -> bytes:
+        """``sign_block`` for a block known by its header (and fork) only: a remote
+        signer's request. The same checks and record; the header's root is the block's."""
+        signature, _ = await self._sign_block(SigningKind.BLOCK, pubkey, header, fork)
+        return signature
+
+    async def _sign_block(
+        self, kind: SigningKind, pubkey: bytes, block: View, fork: ForkName
+    ) -> tuple[bytes, bytes]:
         started = time.perf_counter()
-        slot = int(produced.block.slot)
+        slot = int(block.slot)
         async with self._keys.hold([pubkey]) as hold:
             refusal = self._block_precheck(pubkey, slot, hold)
             root = b""
             if refusal is None:
-                refusal = self._block_fork_check(produced, slot)
+                refusal = self._block_fork_check(fork, slot)
             if refusal is None:
-                root = block_signing_root(self.chain, produced.block)
+                root = block_signing_root(self.chain, block)
                 refusal = await self._record_block(pubkey, slot)
             if refusal is not None:
                 self._refused(kind, [pubkey], refusal, f"slot {slot}")
                 raise SigningRefusedError(kind, pubkey, refusal)
             signature = await self._sign_held(kind, hold, pubkey, root, f"slot {slot}")
         BLOCK_SIGNING_SECONDS.observe(time.perf_counter() - started)
-        return SignedBlock(
-            signature=signature, signing_root=root, signed=produced.signed(signature)
-        )
+        return signature, root
 
     def _block_precheck(
         self, pubkey: bytes, slot: int, hold: KeyHold | None = None
@@ -240,12 +253,12 @@ class Signer:
             return Refusal(RefusalReason.UNSUPPORTED_FORK, str(error))
         return None
 
-    def _block_fork_check(self, produced: ProducedBlock, slot: int) -> Refusal | None:
+    def _block_fork_check(self, fork: ForkName, slot: int) -> Refusal | None:
         expected = self.chain.fork_name_at(self.chain.epoch_at_slot(slot))
-        if produced.fork is not expected:
+        if fork is not expected:
             return Refusal(
                 RefusalReason.WRONG_FORK,
-                f"a {produced.fork.value} block for slot {slot}, where the chain is in "
+                f"a {fork.value} block for slot {slot}, where the chain is in "
                 f"{expected.value}",
             )
         return None
