@@ -92,6 +92,16 @@ SlashingProtectionDb = Annotated[
         show_default=False,
     ),
 ]
+RemoteSignerUrl = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--remote-signer-url",
+        help="A remote signer (Web3Signer eth2 API, e.g. validator signer): every key its "
+        "publicKeys lists signs through it, after this client's own slashing-protection "
+        "record has judged and recorded the message. Repeatable.",
+        show_default=False,
+    ),
+]
 LogFormatOption = Annotated[
     LogFormat,
     typer.Option(
@@ -171,6 +181,7 @@ def run_command(
         ),
     ] = False,
     slashing_protection_db: SlashingProtectionDb = None,
+    remote_signer_url: RemoteSignerUrl = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
     keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
@@ -213,6 +224,7 @@ def run_command(
         metrics_port=metrics_port,
         suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         graffiti=_graffiti(graffiti),
+        remote_signer_urls=_remote_signer_urls(remote_signer_url),
     )
     try:
         service = ValidatorService(options)
@@ -326,6 +338,16 @@ def _fee_recipient(text: str | None) -> bytes | None:
         raise _fail(f"--suggested-fee-recipient: {error}") from None
 
 
+def _remote_signer_urls(urls: list[str] | None) -> list[str]:
+    from keymanager.api.remote_checks import url_problem
+
+    for url in urls or []:
+        problem = url_problem(url)
+        if problem is not None:
+            raise _fail(f"--remote-signer-url {url!r}: {problem.removeprefix('url: ')}")
+    return list(urls or [])
+
+
 def _graffiti(text: str | None) -> str | None:
     if text is not None and len(text.encode("utf-8")) > 32:
         raise _fail(f"--graffiti is {len(text.encode('utf-8'))} bytes in UTF-8; at most 32 fit")
@@ -377,6 +399,7 @@ def devnet_command(
         ),
     ] = None,
     slashing_protection_db: SlashingProtectionDb = None,
+    remote_signer_url: RemoteSignerUrl = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
     keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
@@ -400,6 +423,7 @@ def devnet_command(
         fault=fault,
         summary=summary,
         slashing_protection_db=slashing_protection_db,
+        remote_signer_urls=_remote_signer_urls(remote_signer_url),
         keymanager=keymanager,
         keymanager_address=keymanager_address,
         keymanager_port=keymanager_port,

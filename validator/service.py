@@ -51,6 +51,7 @@ from validator.duties.tracker import DutyTracker
 from validator.key_settings import KeyOverrides, ProposerSettings
 from validator.keymanager_server import KeymanagerServer, KeymanagerStartError, start_keymanager
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
+from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
 
 log = logging.getLogger("validator.service")
@@ -84,6 +85,13 @@ class RunOptions:
     metrics_port: int = DEFAULT_METRICS_PORT
     suggested_fee_recipient: bytes | None = None
     graffiti: str | None = None
+    #: Remote signers (Web3Signer API) whose every listed key this client validates with.
+    remote_signer_urls: Sequence[str] = ()
+    #: Whether remote keys (``--remote-signer-url`` and the directory's remote_keys) sign;
+    #: ``validator signer`` serves its keystores only.
+    use_remote_keys: bool = True
+    #: Middlewares of the remote signer sessions (the tests' strict Web3Signer API checks).
+    remote_signer_middlewares: Sequence[Any] = ()
     #: Client middlewares (strict OpenAPI checks in tests and the devnet's strict mode).
     middlewares: Sequence[Any] = ()
     #: Progress bar while decrypting keystores: None shows it on a terminal only.
@@ -309,7 +317,17 @@ class ValidatorService:
             local_pubkeys = await asyncio.to_thread(self.store.local_pubkeys)
         except StoreError as error:
             raise StartupError(f"cannot list the keystores: {error}") from None
-        record = await asyncio.to_thread(self._open_record, chain, local_pubkeys)
+        remote = RemoteKeySources(self.store, chain, options.remote_signer_middlewares)
+        parts.push_async_callback(remote.close)
+        try:
+            remote_keys = await remote.initial(
+                options.remote_signer_urls, options.use_remote_keys
+            )
+        except StoreError as error:
+            raise StartupError(f"cannot list the remote keys: {error}") from None
+        record = await asyncio.to_thread(
+            self._open_record, chain, [*local_pubkeys, *remote_keys]
+        )
         record_lock.callback(
             log.info, "slashing-protection record closed and its lock released"
         )
@@ -331,10 +349,20 @@ class ValidatorService:
         if stop.is_set():
             return None
         keys = await self._load_keys()
+        both = [pubkey for pubkey in keys if pubkey in remote_keys]
+        if both:
+            log.info(
+                "%d key(s) with a keystore here sign through their remote signer", len(both)
+            )
+            keys = {pubkey: secret for pubkey, secret in keys.items() if pubkey not in remote_keys}
         signer = Signer(chain, record)
         await signer.add_keys(keys)
-        self._warn_unregistered(record, keys)
         log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
+        if remote_keys:
+            await signer.add_remote_keys(remote_keys)
+            log.info("%d remote key(s) sign through their remote signer", len(remote_keys))
+        self._warn_unregistered(record, [*keys, *remote_keys])
+        remote.keep_listing(signer, record if options.init_slashing_protection else None)
         return client, chain, record, signer
 
     # -- run ---------------------------------------------------------------------------

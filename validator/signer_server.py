@@ -30,7 +30,7 @@ import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -421,7 +421,8 @@ class SignerService(ValidatorService):
     """One run of ``validator signer``: ``validator run``'s start-up, then the API."""
 
     def __init__(self, options: RunOptions, signer_options: SignerOptions) -> None:
-        super().__init__(options)
+        # The signer serves its keystores; it is nobody's client of another signer.
+        super().__init__(replace(options, remote_signer_urls=(), use_remote_keys=False))
         if (signer_options.tls_cert is None) != (signer_options.tls_key is None):
             raise StartupError("give --tls-cert and --tls-key together")
         self.signer_options = signer_options

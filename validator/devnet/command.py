@@ -21,7 +21,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,8 @@ class DevnetOptions:
     summary: Path | None = None
     #: The shared record (postgresql://...) instead of the directory's file record.
     slashing_protection_db: str | None = None
+    #: Remote signers whose listed keys sign remotely (``--remote-signer-url``).
+    remote_signer_urls: Sequence[str] = ()
     keymanager: bool = False
     keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
     keymanager_port: int = DEFAULT_KEYMANAGER_PORT
@@ -348,6 +350,10 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 validators_dir=validators_dir,
                 init_slashing_protection=first_run,
                 slashing_protection_db=options.slashing_protection_db,
+                remote_signer_urls=options.remote_signer_urls,
+                remote_signer_middlewares=_strict_web3signer_middlewares()
+                if options.strict and options.remote_signer_urls
+                else (),
                 keymanager=options.keymanager,
                 keymanager_address=options.keymanager_address,
                 keymanager_port=options.keymanager_port,
@@ -389,6 +395,13 @@ def _strict_middlewares() -> list[Any]:
     from validator.devnet.openapi_checkers import StrictClientChecker
 
     return [StrictClientChecker(load_beacon_api_spec())]
+
+
+def _strict_web3signer_middlewares() -> list[Any]:
+    from validator.devnet.openapi_check import load_web3signer_spec
+    from validator.devnet.openapi_checkers import StrictClientChecker
+
+    return [StrictClientChecker(load_web3signer_spec())]
 
 
 def run_devnet(options: DevnetOptions) -> int:
