@@ -7,6 +7,8 @@ signature made for one of them is worthless for any other.
 
 from __future__ import annotations
 
+import functools
+
 from remerkleable.core import View
 
 from validator.consensus.forks import ForkName
@@ -34,6 +36,13 @@ def compute_fork_data_root(current_version: bytes, genesis_validators_root: byte
     """hash_tree_root(ForkData(current_version, genesis_validators_root))."""
     _check_length("current_version", current_version, 4)
     _check_length("genesis_validators_root", genesis_validators_root, 32)
+    return _fork_data_root(bytes(current_version), bytes(genesis_validators_root))
+
+
+# A chain has a handful of (version, root) pairs, and building the SSZ container costs more
+# than a signature's hashing: every signing root of a remote signer's request needs one.
+@functools.lru_cache(maxsize=256)
+def _fork_data_root(current_version: bytes, genesis_validators_root: bytes) -> bytes:
     fork_data = ForkData(
         current_version=current_version, genesis_validators_root=genesis_validators_root
     )

@@ -309,18 +309,28 @@ class Attester:
                 details[result] = problem
                 continue
             aggregate_json = to_json(aggregate)  # once per committee, shared by its aggregators
-            for duty in members:
-                message = AggregateAndProof(
-                    aggregator_index=duty.validator_index,
-                    aggregate=aggregate,
-                    selection_proof=proofs[duty.pubkey],
-                )
-                try:
-                    signed = await self._ctx.signer.sign_aggregate_and_proof(duty.pubkey, message)
-                except SigningRefusedError as error:
+            # All at once: a remote key's signature is a round trip, and the slot is short.
+            signing = await asyncio.gather(
+                *(
+                    self._ctx.signer.sign_aggregate_and_proof(
+                        duty.pubkey,
+                        AggregateAndProof(
+                            aggregator_index=duty.validator_index,
+                            aggregate=aggregate,
+                            selection_proof=proofs[duty.pubkey],
+                        ),
+                    )
+                    for duty in members
+                ),
+                return_exceptions=True,
+            )
+            for duty, signed in zip(members, signing, strict=True):
+                if isinstance(signed, SigningRefusedError):
                     outcomes.append((duty.validator_index, DutyResult.REFUSED))
-                    details[DutyResult.REFUSED] = str(error.refusal)
+                    details[DutyResult.REFUSED] = str(signed.refusal)
                     continue
+                if isinstance(signed, BaseException):
+                    raise signed
                 signed_messages.append(
                     (
                         duty,

@@ -138,31 +138,42 @@ class RemoteSigner:
         except (ValueError, orjson.JSONDecodeError) as error:
             raise _unavailable(f"{self.url} listed its keys malformed: {error}") from None
 
-    async def sign(self, pubkey: bytes, request: SigningRequest) -> bytes:
+    async def sign(self, pubkey: bytes, request: SigningRequest, *, verify: bool = True) -> bytes:
         """The signer's signature of ``request`` by ``pubkey``, verified against the key and
         ``request.signing_root``; RemoteSigningError otherwise (counted, not logged: the
-        caller logs refusals once per batch)."""
+        caller logs refusals once per batch).
+
+        ``verify=False`` leaves the check to the caller, who must then call ``accepted`` or
+        ``rejected`` for it (a batch checks all its answers at once: ``verify_batch``).
+        """
         assert request.signing_root is not None
         started = time.perf_counter()
         try:
             signature = await self._ask(pubkey, request)
-            if not await asyncio.to_thread(
+            if verify and not await asyncio.to_thread(
                 _verifies, pubkey, request.signing_root, signature
             ):
-                raise RemoteSigningError(
-                    Refusal(
-                        RefusalReason.REMOTE_SIGNATURE_INVALID,
-                        f"{self.url} answered a signature that does not verify for this key "
-                        "and signing root",
-                    )
-                )
+                raise self.rejected()
         except RemoteSigningError as error:
-            REMOTE_REQUESTS.labels(_OUTCOMES[error.refusal.reason]).inc()
+            if error.refusal.reason is not RefusalReason.REMOTE_SIGNATURE_INVALID:
+                REMOTE_REQUESTS.labels(_OUTCOMES[error.refusal.reason]).inc()
             raise
         finally:
             REMOTE_REQUEST_SECONDS.observe(time.perf_counter() - started)
-        REMOTE_REQUESTS.labels("ok").inc()
+        if verify:
+            self.accepted()
         return signature
+
+    def accepted(self) -> None:
+        """Count an answer whose signature verified."""
+        REMOTE_REQUESTS.labels("ok").inc()
+
+    def rejected(self) -> RemoteSigningError:
+        """Count an answer whose signature does not verify; the refusal to report."""
+        REMOTE_REQUESTS.labels("invalid_signature").inc()
+        return _invalid(
+            f"{self.url} answered a signature that does not verify for this key and signing root"
+        )
 
     async def _ask(self, pubkey: bytes, request: SigningRequest) -> bytes:
         url = self.url + SIGN_PATH.format(identifier="0x" + pubkey.hex())
@@ -185,15 +196,16 @@ class RemoteSigner:
             if status == 200:
                 try:
                     return parse_signature_response(content_type, answer)
-                except BodyError as error:
-                    raise _invalid(f"{self.url} answered a malformed signature: {error}") from None
+                except BodyError:
+                    raise self.rejected() from None
             message = _message_of(answer)
             if status >= 500:
                 problem = f"{self.url} answered {status}: {message}"
                 continue
             raise RemoteSigningError(
-                Refusal(RefusalReason.REMOTE_SIGNER_REFUSED, f"{self.url} answered {status}: "
-                        f"{message}")
+                Refusal(
+                    RefusalReason.REMOTE_SIGNER_REFUSED, f"{self.url} answered {status}: {message}"
+                )
             )
         raise _unavailable(problem)
 
@@ -203,6 +215,19 @@ _OUTCOMES = {
     RefusalReason.REMOTE_SIGNATURE_INVALID: "invalid_signature",
     RefusalReason.REMOTE_SIGNER_UNAVAILABLE: "unavailable",
 }
+
+
+def verify_batch(items: Sequence[tuple[bytes, bytes, bytes]]) -> list[bool]:
+    """Whether each (pubkey, signing root, signature) verifies: one batch check, and only
+    when it fails one check per item (to find the bad ones). Blocking: run in a thread."""
+    if not items:
+        return []
+    try:
+        if crypto_backend.verify_signature_sets([([pk], root, sig) for pk, root, sig in items]):
+            return [True] * len(items)
+    except crypto_backend.BlsError:
+        pass  # a malformed one among them: the single checks say which
+    return [_verifies(pubkey, root, signature) for pubkey, root, signature in items]
 
 
 def _verifies(pubkey: bytes, root: bytes, signature: bytes) -> bool:

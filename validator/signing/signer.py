@@ -75,7 +75,7 @@ from validator.signing.guards import (
     wall_clock_epoch,
 )
 from validator.signing.keys import KeyHold, SigningKeys
-from validator.signing.remote import RemoteSigner, RemoteSigningError
+from validator.signing.remote import RemoteSigner, RemoteSigningError, verify_batch
 from validator.signing.types import (
     AttestationRequest,
     Refusal,
@@ -299,8 +299,7 @@ class Signer:
         if fork is not expected:
             return Refusal(
                 RefusalReason.WRONG_FORK,
-                f"a {fork.value} block for slot {slot}, where the chain is in "
-                f"{expected.value}",
+                f"a {fork.value} block for slot {slot}, where the chain is in {expected.value}",
             )
         return None
 
@@ -700,14 +699,16 @@ class Signer:
         remote_results: dict[int, SigningResult] = {}
         if remote_jobs:
             bodies: dict[bytes, SigningRequest] = {}
+            answers: list[tuple[int, RemoteSigner, bytes]] = []
 
             async def ask(index: int, signer: RemoteSigner) -> None:
                 pubkey, root = jobs[index]
                 if root not in bodies:
                     bodies[root] = remote(root)
                 try:
-                    signature = await signer.sign(pubkey, bodies[root])
-                    remote_results[index] = SigningResult(pubkey, signature=signature)
+                    answers.append(
+                        (index, signer, await signer.sign(pubkey, bodies[root], verify=False))
+                    )
                 except RemoteSigningError as error:
                     remote_results[index] = SigningResult(pubkey, refusal=error.refusal)
 
@@ -715,6 +716,17 @@ class Signer:
                 run_to_completion(_sign_grouped, groups) if groups else _no_signatures()
             )
             await asyncio.gather(*(ask(index, signer) for index, signer in remote_jobs))
+            # Every answer checked against its key and root before use, in one batch check.
+            valid = await run_to_completion(
+                verify_batch, [(*jobs[index], signature) for index, _, signature in answers]
+            )
+            for (index, signer, signature), ok in zip(answers, valid, strict=True):
+                pubkey = jobs[index][0]
+                if ok:
+                    signer.accepted()
+                    remote_results[index] = SigningResult(pubkey, signature=signature)
+                else:
+                    remote_results[index] = SigningResult(pubkey, refusal=signer.rejected().refusal)
             signatures = await local
         else:
             signatures = await run_to_completion(_sign_grouped, groups) if groups else {}
