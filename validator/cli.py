@@ -102,6 +102,15 @@ RemoteSignerUrl = Annotated[
         show_default=False,
     ),
 ]
+RemoteSignerTokenFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--remote-signer-token-file",
+        help="Send the bearer token in this file to every remote signer (validator signer "
+        "asks for one when it listens on a non-loopback address).",
+        show_default=False,
+    ),
+]
 LogFormatOption = Annotated[
     LogFormat,
     typer.Option(
@@ -182,6 +191,7 @@ def run_command(
     ] = False,
     slashing_protection_db: SlashingProtectionDb = None,
     remote_signer_url: RemoteSignerUrl = None,
+    remote_signer_token_file: RemoteSignerTokenFile = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
     keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
@@ -225,6 +235,7 @@ def run_command(
         suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         graffiti=_graffiti(graffiti),
         remote_signer_urls=_remote_signer_urls(remote_signer_url),
+        remote_signer_token_file=remote_signer_token_file,
     )
     try:
         service = ValidatorService(options)
@@ -400,6 +411,7 @@ def devnet_command(
     ] = None,
     slashing_protection_db: SlashingProtectionDb = None,
     remote_signer_url: RemoteSignerUrl = None,
+    remote_signer_token_file: RemoteSignerTokenFile = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
     keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
@@ -424,6 +436,7 @@ def devnet_command(
         summary=summary,
         slashing_protection_db=slashing_protection_db,
         remote_signer_urls=_remote_signer_urls(remote_signer_url),
+        remote_signer_token_file=remote_signer_token_file,
         keymanager=keymanager,
         keymanager_address=keymanager_address,
         keymanager_port=keymanager_port,

@@ -36,6 +36,7 @@ from typing import Any
 import crypto_backend
 from keymanager.api import DEFAULT_HOST as KEYMANAGER_DEFAULT_HOST
 from keymanager.api import DEFAULT_PORT as KEYMANAGER_DEFAULT_PORT
+from keymanager.api.token import TokenFileError, load_or_create_token
 from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtectionError
@@ -87,6 +88,8 @@ class RunOptions:
     graffiti: str | None = None
     #: Remote signers (Web3Signer API) whose every listed key this client validates with.
     remote_signer_urls: Sequence[str] = ()
+    #: The bearer token every remote signer of this client is sent (``--remote-signer-token-file``).
+    remote_signer_token_file: Path | None = None
     #: Whether remote keys (``--remote-signer-url`` and the directory's remote_keys) sign;
     #: ``validator signer`` serves its keystores only.
     use_remote_keys: bool = True
@@ -218,6 +221,17 @@ class ValidatorService:
             raise StartupError(str(error)) from None
         return record
 
+    def _remote_signer_token(self) -> str | None:
+        token_file = self.options.remote_signer_token_file
+        if token_file is None:
+            return None
+        try:
+            return load_or_create_token(
+                self.options.validators_dir, token_file, api="remote signer"
+            )
+        except TokenFileError as error:
+            raise StartupError(f"--remote-signer-token-file: {error}") from None
+
     def _record_where(self) -> str:
         """The record's location for logs (a database URL without its password)."""
         if self.options.slashing_protection_db is None:
@@ -317,20 +331,16 @@ class ValidatorService:
             local_pubkeys = await asyncio.to_thread(self.store.local_pubkeys)
         except StoreError as error:
             raise StartupError(f"cannot list the keystores: {error}") from None
-        remote = RemoteKeySources(self.store, chain, options.remote_signer_middlewares)
+        remote = RemoteKeySources(
+            self.store, chain, self._remote_signer_token(), options.remote_signer_middlewares
+        )
         parts.push_async_callback(remote.close)
         try:
-            remote_keys = await remote.initial(
-                options.remote_signer_urls, options.use_remote_keys
-            )
+            remote_keys = await remote.initial(options.remote_signer_urls, options.use_remote_keys)
         except StoreError as error:
             raise StartupError(f"cannot list the remote keys: {error}") from None
-        record = await asyncio.to_thread(
-            self._open_record, chain, [*local_pubkeys, *remote_keys]
-        )
-        record_lock.callback(
-            log.info, "slashing-protection record closed and its lock released"
-        )
+        record = await asyncio.to_thread(self._open_record, chain, [*local_pubkeys, *remote_keys])
+        record_lock.callback(log.info, "slashing-protection record closed and its lock released")
         record_lock.callback(record.close)
         try:
             kept = keep_genesis(
@@ -351,9 +361,7 @@ class ValidatorService:
         keys = await self._load_keys()
         both = [pubkey for pubkey in keys if pubkey in remote_keys]
         if both:
-            log.info(
-                "%d key(s) with a keystore here sign through their remote signer", len(both)
-            )
+            log.info("%d key(s) with a keystore here sign through their remote signer", len(both))
             keys = {pubkey: secret for pubkey, secret in keys.items() if pubkey not in remote_keys}
         signer = Signer(chain, record)
         await signer.add_keys(keys)

@@ -81,6 +81,7 @@ class DevnetOptions:
     slashing_protection_db: str | None = None
     #: Remote signers whose listed keys sign remotely (``--remote-signer-url``).
     remote_signer_urls: Sequence[str] = ()
+    remote_signer_token_file: Path | None = None
     keymanager: bool = False
     keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
     keymanager_port: int = DEFAULT_KEYMANAGER_PORT
@@ -351,6 +352,7 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 init_slashing_protection=first_run,
                 slashing_protection_db=options.slashing_protection_db,
                 remote_signer_urls=options.remote_signer_urls,
+                remote_signer_token_file=options.remote_signer_token_file,
                 remote_signer_middlewares=_strict_web3signer_middlewares()
                 if options.strict and options.remote_signer_urls
                 else (),

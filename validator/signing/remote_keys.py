@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from keymanager.store import ValidatorStore
@@ -46,10 +47,14 @@ class RemoteKeySources:
     """The remote signers of one client run; ``await close()`` ends their sessions."""
 
     def __init__(
-        self, store: ValidatorStore, chain: ChainSpec, middlewares: Sequence[Any] = ()
+        self,
+        store: ValidatorStore,
+        chain: ChainSpec,
+        token: str | None = None,
+        middlewares: Sequence[Any] = (),
     ) -> None:
         self._store = store
-        self._settings = settings_for(chain)
+        self._settings = replace(settings_for(chain), token=token)
         self._middlewares = tuple(middlewares)
         self._signers: dict[str, RemoteSigner] = {}
         self._unlisted: list[str] = []
