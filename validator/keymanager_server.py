@@ -25,12 +25,13 @@ from keymanager.api import (
     bound_port,
     start_keymanager_server,
 )
-from keymanager.errors import ExitRefusedError, NoCurrentEpochError
+from keymanager.errors import ExitRefusedError, NoCurrentEpochError, RemoteKeyRefusedError
 from keymanager.store import ValidatorStore
 from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNodeClient
 from validator.consensus.spec import ChainSpec, ChainSpecError
 from validator.consensus.ssz import VoluntaryExit
+from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
 from validator.signing.types import RefusalReason, SigningRefusedError
 
@@ -42,8 +43,9 @@ class KeymanagerStartError(Exception):
 class KeymanagerSigning:
     """``keymanager.api.KeymanagerSigner`` over the validator's signer (and its chain)."""
 
-    def __init__(self, signer: Signer) -> None:
+    def __init__(self, signer: Signer, remote: RemoteKeySources | None = None) -> None:
         self._signer = signer
+        self._remote = remote
 
     async def add_keys(self, keys: Mapping[bytes, int]) -> None:
         await self._signer.add_keys(keys)
@@ -53,6 +55,11 @@ class KeymanagerSigning:
 
     def has_key(self, pubkey: bytes) -> bool:
         return self._signer.has_key(pubkey)
+
+    async def add_remote_key(self, pubkey: bytes, url: str) -> None:
+        if self._remote is None:
+            raise RemoteKeyRefusedError("validator signer signs with its own keystores only")
+        await self._signer.add_remote_keys({pubkey: self._remote.signer_for(url)})
 
     def current_epoch(self) -> int:
         try:
@@ -93,12 +100,13 @@ async def start_keymanager(
     token_file: Path | None,
     default_fee_recipient: bytes | None,
     default_graffiti: str,
+    remote: RemoteKeySources | None = None,
 ) -> KeymanagerServer:
     """Serve the Keymanager API over these parts; KeymanagerStartError when it cannot."""
     context = KeymanagerContext(
         store=store,
         record=record,
-        signer=KeymanagerSigning(signer),
+        signer=KeymanagerSigning(signer, remote),
         genesis_validators_root=chain.genesis_validators_root,
         resolve_validator_index=beacon_index_resolver(client),
         default_fee_recipient=default_fee_recipient,

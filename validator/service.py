@@ -169,6 +169,7 @@ class ValidatorService:
         self.scheduler: DutyScheduler | None = None
         self.keymanager_server: KeymanagerServer | None = None
         self.unregistered: list[bytes] = []
+        self.remote_sources: RemoteKeySources | None = None
 
     # -- start-up steps ------------------------------------------------------------
 
@@ -274,6 +275,7 @@ class ValidatorService:
                 token_file=options.keymanager_token_file,
                 default_fee_recipient=options.suggested_fee_recipient,
                 default_graffiti=options.graffiti or "",
+                remote=self.remote_sources,
             )
         except KeymanagerStartError as error:
             raise StartupError(str(error)) from None
@@ -335,6 +337,8 @@ class ValidatorService:
             self.store, chain, self._remote_signer_token(), options.remote_signer_middlewares
         )
         parts.push_async_callback(remote.close)
+        # The Keymanager API's remote keys get their signers here too (not the signer's).
+        self.remote_sources = remote if options.use_remote_keys else None
         try:
             remote_keys = await remote.initial(options.remote_signer_urls, options.use_remote_keys)
         except StoreError as error:
