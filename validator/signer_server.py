@@ -43,6 +43,7 @@ from keymanager.api.server_limits import LIMITS_KEY, ServerLimits, read_body, st
 from keymanager.api.token import load_or_create_token, token_matches
 from keymanager.pubkeys import parse_pubkey
 from validator.consensus import signing_roots
+from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec, UnsupportedForkError
 from validator.service import RunOptions, StartupError, ValidatorService
 from validator.signing.guards import wall_clock_epoch
@@ -245,6 +246,15 @@ async def _sign_other(
         case SignType.AGGREGATION_SLOT:
             return await signer.sign_selection_proof(pubkey, int(message.slot))
         case SignType.AGGREGATE_AND_PROOF_V2:
+            chain = signer.chain
+            fork = chain.fork_name_at(chain.epoch_at_slot(int(message.aggregate.data.slot)))
+            if request.version is not fork or not fork.at_least(ForkName.ELECTRA):
+                raise SignerRequestError(
+                    400,
+                    f"aggregate_and_proof.version {request.version}: the chain is in "
+                    f"{fork.value} at the aggregate's slot, and this signer signs aggregates "
+                    "from Electra on",
+                )
             signed = await signer.sign_aggregate_and_proof(pubkey, message)
             return bytes(signed.signature)
         case SignType.RANDAO_REVEAL:

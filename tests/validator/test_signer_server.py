@@ -252,3 +252,19 @@ async def test_the_token_is_required_when_set(serve: ServerFactory, chain: Chain
     assert status == 200
     async with served.session.get(f"{served.url}/upcheck") as response:
         assert response.status == 200
+
+
+async def test_a_version_that_is_not_the_chains_fork_is_refused(
+    serve: ServerFactory, chain: ChainSpec
+) -> None:
+    served = await serve(strict=False)
+    by_type = {request.type: request for request, _ in cases(chain)}
+    block = by_type[SignType.BLOCK_V2].to_json()  # slot 16: Electra
+    block["beacon_block"]["version"] = "DENEB"
+    aggregate = by_type[SignType.AGGREGATE_AND_PROOF_V2].to_json()
+    aggregate["aggregate_and_proof"]["version"] = "FULU"
+    for body in (block, aggregate):
+        status, _, answer = await served.sign(PUBKEYS[3], body)
+        assert status == 400, answer
+    # Still as registered (never signed), like a key no request named.
+    assert served.record.watermark(PUBKEYS[3]) == served.record.watermark(PUBKEYS[2])
