@@ -38,6 +38,7 @@ import orjson
 from aiohttp import web
 from prometheus_client import Counter, Histogram
 
+import crypto_backend
 from keymanager.api import TokenFileError, bound_port
 from keymanager.api.server_limits import LIMITS_KEY, ServerLimits, read_body, start_limited_site
 from keymanager.api.token import load_or_create_token, token_matches
@@ -468,6 +469,7 @@ class SignerService(ValidatorService):
         if served.tls_cert is not None and served.tls_key is not None:
             ssl_context = tls_context(served.tls_cert, served.tls_key)
         token = self._token()
+        log.info("crypto backend: %s", crypto_backend.info())
         async with contextlib.AsyncExitStack() as parts:
             # First in, last out: the record's lock outlives every server.
             record_lock = parts.enter_context(contextlib.ExitStack())
