@@ -10,8 +10,9 @@ asks it. Side by side, for the same 1,000 keys and the same kind of attestation:
                ``Signer.sign_attestations`` with every key remote, so the client's record
                write, then 1,000 Web3Signer requests (kept-alive connections, at most
                --connections in flight), the answers checked in one batch verification.
-  requests     the same 1,000 requests bare (no client record, no check), each timed:
-               p50 / p99 per-request latency under that concurrency.
+  requests     the same 1,000 requests bare (no client record, no check), each timed
+               from its start (a connection free) to its answer: p50 / p99
+               per-request latency with --connections requests in flight.
   single       --single requests one after another: the latency of a lone request.
 
 Each figure is the median of --rounds rounds (a new target epoch each, so every round
@@ -144,18 +145,22 @@ async def requests(
     body = orjson.dumps(request_for(SignType.ATTESTATION, spec, data, root).to_json())
     latencies: list[float] = []
     connector = aiohttp.TCPConnector(limit=connections)
+    # Timed from when a request may start (one of the connections is free) to its answer,
+    # so the latency is the signer's under that concurrency, not the client's queue.
+    in_flight = asyncio.Semaphore(connections)
     async with aiohttp.ClientSession(connector=connector) as session:
 
         async def one(pubkey: bytes) -> None:
-            started = time.perf_counter()
-            async with session.post(
-                f"{url}/api/v1/eth2/sign/0x{pubkey.hex()}",
-                data=body,
-                headers={"Content-Type": "application/json", "Accept": "application/json"},
-            ) as response:
-                await response.read()
-                assert response.status == 200, response.status
-            latencies.append(time.perf_counter() - started)
+            async with in_flight:
+                started = time.perf_counter()
+                async with session.post(
+                    f"{url}/api/v1/eth2/sign/0x{pubkey.hex()}",
+                    data=body,
+                    headers={"Content-Type": "application/json", "Accept": "application/json"},
+                ) as response:
+                    await response.read()
+                    assert response.status == 200, response.status
+                latencies.append(time.perf_counter() - started)
 
         started = time.perf_counter()
         if connections == 1:
