@@ -9,7 +9,7 @@ import os
 import ssl
 import stat
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +18,16 @@ import orjson
 import pytest
 
 import crypto_backend
+from bench.support.pg_cluster import Cluster
+from slashing_protection import RECORD_FILE
+from slashing_protection.postgres import PostgresSlashingProtection, db_init
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
+from tests.support.postgres import fresh_database, start_cluster
 from tests.support.validators_dir import make_validators_dir
 from validator.consensus.encoding import to_hex
-from validator.consensus.signing_roots import randao_reveal_signing_root
+from validator.consensus.signing_roots import attestation_signing_root, randao_reveal_signing_root
+from validator.consensus.ssz import AttestationData, Checkpoint
 from validator.service import RunOptions, StartupError
 from validator.signer_server import SIGNER_TOKEN_FILE, SignerOptions, SignerService
 from validator.signing.web3signer import RandaoReveal, SignType, request_for
@@ -162,3 +167,50 @@ async def test_start_up_refusals(start_node: NodeStarter, tmp_path: Path) -> Non
     # No record and no --init-slashing-protection: refused, as validator run refuses.
     with pytest.raises(StartupError, match="no slashing-protection record"):
         await SignerService(options, SignerOptions(port=0)).run(asyncio.Event())
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    made = start_cluster()
+    try:
+        yield made
+    finally:
+        made.destroy()
+
+
+async def test_the_shared_record_in_postgresql(
+    start_node: NodeStarter, start_signer: Started, tmp_path: Path, cluster: Cluster
+) -> None:
+    url = fresh_database(cluster)
+    db_init(url)
+    node, beacon = await start_node(DutyNode, validator_count=2)
+    directory = make_validators_dir(tmp_path / "signer", 2)
+    service = await start_signer(
+        beacon,
+        directory,
+        SignerOptions(port=0),
+        init_slashing_protection=True,
+        slashing_protection_db=url,
+    )
+    chain = service.chain
+    assert chain is not None
+    pubkey = node.keys[0][1]
+    current = chain.current_epoch()
+    data = AttestationData(
+        slot=chain.start_slot_of_epoch(current),
+        source=Checkpoint(epoch=max(0, current - 1)),
+        target=Checkpoint(epoch=current + 1),
+    )
+    root = attestation_signing_root(chain, data)
+    body = request_for(SignType.ATTESTATION, chain, data, root).to_json()
+    async with aiohttp.ClientSession() as http:
+        sign_url = f"http://127.0.0.1:{service.port}/api/v1/eth2/sign/{to_hex(pubkey)}"
+        async with http.post(sign_url, json=body) as response:
+            assert response.status == 200
+        async with http.post(sign_url, json=body) as response:
+            assert response.status == 412
+    # Recorded in the database (and no file record in the directory).
+    assert not (directory / RECORD_FILE).exists()
+    with PostgresSlashingProtection.open_offline(url) as shared:
+        watermark = shared.watermark(pubkey)
+    assert watermark is not None and watermark.target == current + 1
