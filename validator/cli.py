@@ -49,6 +49,23 @@ app.add_typer(slashing_protection_app, name="slashing-protection")
 
 # -- options shared by run and devnet ------------------------------------------------
 
+ValidatorsDir = Annotated[
+    Path,
+    typer.Option(
+        "--validators-dir",
+        help="Directory with keystores/, secrets/ and the slashing-protection record.",
+        show_default=False,
+    ),
+]
+InitSlashingProtection = Annotated[
+    bool,
+    typer.Option(
+        "--init-slashing-protection",
+        help="Register keys that have no slashing-protection record as never having "
+        "signed (creating the record if needed). Only for keys that have never signed "
+        "anywhere; an existing record is never lowered.",
+    ),
+]
 KeymanagerFlag = Annotated[
     bool,
     typer.Option(
@@ -172,23 +189,8 @@ def run_command(
             show_default=False,
         ),
     ],
-    validators_dir: Annotated[
-        Path,
-        typer.Option(
-            "--validators-dir",
-            help="Directory with keystores/, secrets/ and the slashing-protection record.",
-            show_default=False,
-        ),
-    ],
-    init_slashing_protection: Annotated[
-        bool,
-        typer.Option(
-            "--init-slashing-protection",
-            help="Register keys that have no slashing-protection record as never having "
-            "signed (creating the record if needed). Only for keys that have never signed "
-            "anywhere; an existing record is never lowered.",
-        ),
-    ] = False,
+    validators_dir: ValidatorsDir,
+    init_slashing_protection: InitSlashingProtection = False,
     slashing_protection_db: SlashingProtectionDb = None,
     remote_signer_url: RemoteSignerUrl = None,
     remote_signer_token_file: RemoteSignerTokenFile = None,
@@ -246,14 +248,7 @@ def run_command(
 
 @app.command("signer")
 def signer_command(
-    validators_dir: Annotated[
-        Path,
-        typer.Option(
-            "--validators-dir",
-            help="Directory with keystores/, secrets/ and the slashing-protection record.",
-            show_default=False,
-        ),
-    ],
+    validators_dir: ValidatorsDir,
     beacon_node_url: Annotated[
         list[str],
         typer.Option(
@@ -264,15 +259,7 @@ def signer_command(
             show_default=False,
         ),
     ],
-    init_slashing_protection: Annotated[
-        bool,
-        typer.Option(
-            "--init-slashing-protection",
-            help="Register keys that have no slashing-protection record as never having "
-            "signed (creating the record if needed). Only for keys that have never signed "
-            "anywhere; an existing record is never lowered.",
-        ),
-    ] = False,
+    init_slashing_protection: InitSlashingProtection = False,
     slashing_protection_db: SlashingProtectionDb = None,
     address: Annotated[
         str,

@@ -6,11 +6,10 @@ message once, because the signer's record says so; the chain's slasher counts 0.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import socket
-import sys
 from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,9 @@ from tests.e2e.conftest import (
     ChainStarter,
     ClientProcess,
     ClientStarter,
+    spawn_validator,
 )
 from tests.e2e.test_shared_record import Readers, count_of, published, until_published
-from tests.support.official_vectors import REPO_ROOT
 from tests.support.validators_dir import make_validators_dir
 from validator.consensus.interop import interop_keypair
 
@@ -44,29 +43,25 @@ def free_port() -> int:
         return port
 
 
-async def start_signer(beacon: str, directory: Path, port: int, *args: str) -> ClientProcess:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "validator",
-        "signer",
-        "--beacon-node-url",
-        beacon,
-        "--validators-dir",
-        str(directory),
-        "--port",
-        str(port),
-        "--log-format",
-        "json",
-        *args,
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    signer = ClientProcess(process)
-    await signer.wait_for(lambda entry: "listening on" in str(entry.get("message", "")), 60)
-    return signer
+SignerStarter = Callable[..., Awaitable[ClientProcess]]
+
+
+@pytest.fixture
+async def start_signer() -> AsyncIterator[SignerStarter]:
+    """``validator signer`` processes, killed at the end if still running."""
+    started: list[ClientProcess] = []
+
+    async def start(beacon: str, directory: Path, port: int, *args: str) -> ClientProcess:
+        signer = await spawn_validator("signer", beacon, directory, "--port", str(port), *args)
+        started.append(signer)
+        await signer.wait_for(lambda entry: "listening on" in str(entry.get("message", "")), 60)
+        return signer
+
+    yield start
+    for signer in started:
+        if signer.process.returncode is None:
+            signer.process.kill()
+            await signer.process.wait()
 
 
 def kinds_published(clients: list[ClientProcess]) -> Counter[str]:
@@ -110,7 +105,10 @@ def check_record_covers(directory: Path, clients: list[ClientProcess]) -> None:
 
 
 async def test_all_keys_remote_through_a_signer_killed_and_restarted(
-    tmp_path: Path, start_chain: ChainStarter, start_client: ClientStarter
+    tmp_path: Path,
+    start_chain: ChainStarter,
+    start_client: ClientStarter,
+    start_signer: SignerStarter,
 ) -> None:
     signer_dir = make_validators_dir(tmp_path / "signer", VALIDATORS)
     client_dir = tmp_path / "client"
@@ -167,7 +165,10 @@ async def test_all_keys_remote_through_a_signer_killed_and_restarted(
 
 
 async def test_two_clients_one_signer_sign_each_message_once(
-    tmp_path: Path, start_chain: ChainStarter, start_client: ClientStarter
+    tmp_path: Path,
+    start_chain: ChainStarter,
+    start_client: ClientStarter,
+    start_signer: SignerStarter,
 ) -> None:
     signer_dir = make_validators_dir(tmp_path / "signer", VALIDATORS)
     chain, ready = await start_chain(tmp_path / "chain", seconds_per_slot=SECONDS_PER_SLOT)
