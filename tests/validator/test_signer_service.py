@@ -27,6 +27,7 @@ from tests.support.duty_node import DutyNode
 from tests.support.postgres import fresh_database, start_cluster
 from tests.support.validators_dir import make_validators_dir
 from validator.consensus.encoding import to_hex
+from validator.consensus.interop import interop_keypair
 from validator.consensus.signing_roots import attestation_signing_root, randao_reveal_signing_root
 from validator.consensus.ssz import AttestationData, Checkpoint
 from validator.service import RunOptions, StartupError
@@ -132,6 +133,18 @@ async def test_https_with_the_token_and_a_key_moved_out_through_the_keymanager_a
         assert [entry["pubkey"] for entry in history["data"]] == [to_hex(pubkey)]
         async with http.post(sign_url, json=body, headers=authorized) as response:
             assert response.status == 404
+        # The signer signs with its keystores only: a remote key is refused, not stored.
+        other = to_hex(interop_keypair(9)[1])
+        remote = {"remote_keys": [{"pubkey": other, "url": "http://x:1"}]}
+        async with http.post(
+            keymanager.replace("keystores", "remotekeys"),
+            json=remote,
+            headers={"Authorization": f"Bearer {manager_token}"},
+        ) as response:
+            statuses = (await response.json())["data"]
+        assert [item["status"] for item in statuses] == ["error"]
+        assert "keystores only" in statuses[0]["message"]
+        assert service.store.remote_keys() == []
 
 
 async def test_off_loopback_the_token_is_made_and_required(
