@@ -5,6 +5,7 @@ few kept-alive connections."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from tests.validator.signing.metrics_support import refusals
 from tests.validator.signing.support import GVR, Clock, attestation_data
 from tests.validator.signing.web3signer_cases import HEAD
 from validator.consensus.interop import interop_keypair
+from validator.consensus.signing_roots import randao_reveal_signing_root
 from validator.consensus.spec import ChainSpec
 from validator.consensus.ssz import (
     ContributionAndProof,
@@ -295,3 +297,48 @@ async def test_many_keys_share_few_kept_alive_connections(
             await runner.cleanup()
     assert all(result.signed for result in results)
     assert 1 <= len(peers) <= 4
+
+
+async def test_a_5xx_is_retried_and_a_slow_signer_times_out(
+    serve_remote: ServeRemote, client_signer: tuple[Signer, SlashingProtection]
+) -> None:
+    signer, _ = client_signer
+    secret, pubkey = REMOTE[0]
+    calls: list[str] = []
+
+    async def flaky(request: web.Request) -> web.Response:
+        body = await request.json()
+        calls.append(body["type"])
+        if len(calls) == 1:
+            return web.json_response({"code": 503, "message": "busy"}, status=503)
+        root = bytes.fromhex(body["signingRoot"][2:])
+        return web.Response(text="0x" + crypto_backend.sign(secret, root).hex())
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(2)
+        return web.Response(status=500)
+
+    flaky_app, slow_app = web.Application(), web.Application()
+    flaky_app.router.add_post("/api/v1/eth2/sign/{identifier}", flaky)
+    slow_app.router.add_post("/api/v1/eth2/sign/{identifier}", slow)
+    flaky_remote = RemoteSigner(await serve_remote([], flaky_app), SETTINGS)
+    slow_remote = RemoteSigner(
+        await serve_remote([], slow_app), RemoteSignerSettings(timeout=0.2, attempts=2)
+    )
+    slow_key = REMOTE[1][1]
+    await signer.add_remote_keys({pubkey: flaky_remote, slow_key: slow_remote})
+    try:
+        signature = await signer.sign_randao_reveal(pubkey, 5)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(SigningRefusedError) as refused:
+            await signer.sign_randao_reveal(slow_key, 5)
+        waited = loop.time() - started
+    finally:
+        await flaky_remote.close()
+        await slow_remote.close()
+    assert calls == ["RANDAO_REVEAL", "RANDAO_REVEAL"]  # the 503 was asked again
+    assert crypto_backend.verify(pubkey, randao_reveal_signing_root(signer.chain, 5), signature)
+    assert refused.value.reason is RefusalReason.REMOTE_SIGNER_UNAVAILABLE
+    assert "timed out" in refused.value.refusal.detail
+    assert waited < 1.5  # two attempts of 0.2 s, not the signer's 2 s
