@@ -213,11 +213,11 @@ class _AttestationBatcher:
         batch, self._pending, self._flush = self._pending, [], None
         try:
             results = await self._signer.sign_attestations([request for request, _ in batch])
-        except BaseException as error:
+        except Exception as error:  # every waiting request answers it (nobody awaits this task)
             for _, future in batch:
                 if not future.done():
                     future.set_exception(error)
-            raise
+            return
         for (_, future), result in zip(batch, results, strict=True):
             if not future.done():
                 future.set_result(result)
