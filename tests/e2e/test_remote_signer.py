@@ -1,7 +1,9 @@
 """``validator run`` with every key remote, signing through ``validator signer`` (processes,
 the simulated chain): every duty kind done, through a kill -9 of the signer and its restart;
 two clients pointed at one signer for the same keys (the doppelganger mistake) sign each
-message once, because the signer's record says so; the chain's slasher counts 0."""
+message once, because the signer's record says so; the chain's slasher counts 0; and the
+running signer answers forged, foreign, slashable, unknown and malformed requests with
+their status, recording (so signing) nothing."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
-from slashing_protection import SlashingProtection
+from slashing_protection import RECORD_FILE, SlashingProtection
 from tests.e2e.conftest import (
     SLOTS_PER_EPOCH,
     VALIDATORS,
@@ -27,6 +30,10 @@ from tests.e2e.conftest import (
 from tests.e2e.test_shared_record import Readers, count_of, published, until_published
 from tests.support.validators_dir import make_validators_dir
 from validator.consensus.interop import interop_keypair
+from validator.consensus.signing_roots import attestation_signing_root
+from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import AttestationData, Checkpoint
+from validator.signing.web3signer import SignType, request_for
 
 pytestmark = pytest.mark.slow
 
@@ -102,6 +109,49 @@ def check_record_covers(directory: Path, clients: list[ClientProcess]) -> None:
         for index, slot in highest_block.items():
             watermark = record.watermark(interop_keypair(index)[1])
             assert watermark is not None and watermark.slot >= slot, (index, watermark)
+
+
+async def refusals_sign_nothing(beacon: str, signer_url: str, signer_dir: Path) -> None:
+    """Forged root, another chain, slashable, unknown key, malformed: their status, and the
+    running signer's record file unchanged (nothing was recorded, so nothing signed)."""
+    async with aiohttp.ClientSession() as http:
+        answers = []
+        for route in ("beacon/genesis", "config/spec", "config/fork_schedule"):
+            async with http.get(f"{beacon}/eth/v1/{route}") as response:
+                answers.append(await response.json())
+        chain = ChainSpec.from_responses(*answers)
+        current = chain.current_epoch()
+
+        def body(source: int, target: int) -> dict[str, Any]:
+            data = AttestationData(
+                slot=chain.start_slot_of_epoch(target),
+                source=Checkpoint(epoch=source),
+                target=Checkpoint(epoch=target),
+            )
+            root = attestation_signing_root(chain, data)
+            return request_for(SignType.ATTESTATION, chain, data, root).to_json()
+
+        forged = body(current, current + 1)
+        forged["signingRoot"] = "0x" + "11" * 32
+        other_chain = body(current, current + 1)
+        other_chain["fork_info"]["genesis_validators_root"] = "0x" + "22" * 32
+        malformed = body(current, current + 1)
+        del malformed["attestation"]
+        key = "0x" + interop_keypair(0)[1].hex()
+        unknown = "0x" + interop_keypair(VALIDATORS + 5)[1].hex()
+        cases = [
+            (key, forged, 400),
+            (key, other_chain, 400),
+            (key, body(0, 1), 412),  # below what the signer recorded for the key
+            (unknown, body(current, current + 1), 404),
+            (key, malformed, 400),
+        ]
+        before = (signer_dir / RECORD_FILE).read_bytes()
+        for identifier, request, status in cases:
+            url = f"{signer_url}/api/v1/eth2/sign/{identifier}"
+            async with http.post(url, json=request) as response:
+                assert response.status == status, await response.text()
+        assert (signer_dir / RECORD_FILE).read_bytes() == before
 
 
 async def test_all_keys_remote_through_a_signer_killed_and_restarted(
@@ -195,6 +245,7 @@ async def test_two_clients_one_signer_sign_each_message_once(
     for client in clients:
         await readers.stop_following(client)
         assert await client.stop() == 0, client.lines[-3:]
+    await refusals_sign_nothing(beacon, f"http://127.0.0.1:{port}", signer_dir)
     await readers.stop_following(signer)
     assert await signer.stop() == 0
     summary: dict[str, Any] | None = await chain.stop()
