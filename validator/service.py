@@ -242,6 +242,8 @@ class ValidatorService:
         return describe_url(self.options.slashing_protection_db)
 
     def _overrides(self, pubkey: bytes) -> KeyOverrides:
+        if not self.store.is_known(pubkey):
+            return KeyOverrides()  # a key a --remote-signer-url lists: the defaults apply
         settings = self.store.settings(pubkey)
         return KeyOverrides(fee_recipient=settings.fee_recipient, graffiti=settings.graffiti)
 
