@@ -68,5 +68,9 @@ class ExitRefusedError(Exception):
         self.key_unknown = key_unknown
 
 
+class RemoteKeyRefusedError(Exception):
+    """This process does not sign with remote keys (``validator signer`` serves its own)."""
+
+
 class NoCurrentEpochError(Exception):
     """The chain has no current epoch (its genesis lies ahead)."""

@@ -17,7 +17,11 @@ from tests.support.beacon_fixtures import TEST_TIMEOUTS, ClientFactory, NodeStar
 from tests.support.fake_node import FakeBeaconNode
 from tests.support.official_vectors import official_vectors
 from validator.beacon import BeaconNodeClient
-from validator.devnet.openapi_check import BeaconApiSpec, load_beacon_api_spec
+from validator.devnet.openapi_check import (
+    BeaconApiSpec,
+    load_beacon_api_spec,
+    load_web3signer_spec,
+)
 from validator.devnet.openapi_checkers import StrictClientChecker
 
 
@@ -25,6 +29,12 @@ from validator.devnet.openapi_checkers import StrictClientChecker
 def beacon_api_spec() -> BeaconApiSpec:
     """The official Beacon API (../shared/vectors/beacon-api), loaded once per session."""
     return load_beacon_api_spec(official_vectors("beacon-api"))
+
+
+@pytest.fixture(scope="session")
+def web3signer_spec() -> BeaconApiSpec:
+    """The Web3Signer eth2 signing API (../shared/vectors/web3signer/eth2), loaded once."""
+    return load_web3signer_spec(official_vectors("web3signer", "eth2"))
 
 
 @pytest.fixture

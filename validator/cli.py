@@ -1,4 +1,4 @@
-"""The ``validator`` command: ``run``, ``devnet``, ``resume`` and ``slashing-protection``.
+"""The ``validator`` command: ``run``, ``devnet``, ``signer``, ``resume``, ``slashing-protection``.
 
 Errors that stop the process print one line starting with ``error:`` on stderr
 and exit with status 1; SIGINT and SIGTERM stop ``run`` cleanly with status 0; a
@@ -28,6 +28,12 @@ from validator.service import (
     StartupError,
     ValidatorService,
 )
+from validator.signer_server import (
+    DEFAULT_SIGNER_ADDRESS,
+    DEFAULT_SIGNER_PORT,
+    SignerOptions,
+    SignerService,
+)
 
 log = logging.getLogger("validator.cli")
 
@@ -45,6 +51,23 @@ app.add_typer(slashing_protection_app, name="slashing-protection")
 
 # -- options shared by run and devnet ------------------------------------------------
 
+ValidatorsDir = Annotated[
+    Path,
+    typer.Option(
+        "--validators-dir",
+        help="Directory with keystores/, secrets/ and the slashing-protection record.",
+        show_default=False,
+    ),
+]
+InitSlashingProtection = Annotated[
+    bool,
+    typer.Option(
+        "--init-slashing-protection",
+        help="Register keys that have no slashing-protection record as never having "
+        "signed (creating the record if needed). Only for keys that have never signed "
+        "anywhere; an existing record is never lowered.",
+    ),
+]
 KeymanagerFlag = Annotated[
     bool,
     typer.Option(
@@ -85,6 +108,25 @@ SlashingProtectionDb = Annotated[
         "(postgresql://...), shared by every client using it, instead of "
         "slashing_protection.json in the validators directory (see "
         "'slashing-protection db-init').",
+        show_default=False,
+    ),
+]
+RemoteSignerUrl = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--remote-signer-url",
+        help="A remote signer (Web3Signer eth2 API, e.g. validator signer): every key its "
+        "publicKeys lists signs through it, after this client's own slashing-protection "
+        "record has judged and recorded the message. Repeatable.",
+        show_default=False,
+    ),
+]
+RemoteSignerTokenFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--remote-signer-token-file",
+        help="Send the bearer token in this file to every remote signer (validator signer "
+        "asks for one when it listens on a non-loopback address).",
         show_default=False,
     ),
 ]
@@ -161,25 +203,12 @@ def run_command(
             show_default=False,
         ),
     ],
-    validators_dir: Annotated[
-        Path,
-        typer.Option(
-            "--validators-dir",
-            help="Directory with keystores/, secrets/ and the slashing-protection record.",
-            show_default=False,
-        ),
-    ],
-    init_slashing_protection: Annotated[
-        bool,
-        typer.Option(
-            "--init-slashing-protection",
-            help="Register keys that have no slashing-protection record as never having "
-            "signed (creating the record if needed). Only for keys that have never signed "
-            "anywhere; an existing record is never lowered.",
-        ),
-    ] = False,
+    validators_dir: ValidatorsDir,
+    init_slashing_protection: InitSlashingProtection = False,
     doppelganger_protection: DoppelgangerFlag = False,
     slashing_protection_db: SlashingProtectionDb = None,
+    remote_signer_url: RemoteSignerUrl = None,
+    remote_signer_token_file: RemoteSignerTokenFile = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
     keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
@@ -223,9 +252,92 @@ def run_command(
         metrics_port=metrics_port,
         suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         graffiti=_graffiti(graffiti),
+        remote_signer_urls=_remote_signer_urls(remote_signer_url),
+        remote_signer_token_file=remote_signer_token_file,
     )
     try:
         service = ValidatorService(options)
+    except StartupError as error:
+        raise _fail(str(error)) from None
+    run_until_signalled(service)
+
+
+@app.command("signer")
+def signer_command(
+    validators_dir: ValidatorsDir,
+    beacon_node_url: Annotated[
+        list[str],
+        typer.Option(
+            "--beacon-node-url",
+            help="Beacon node REST API URL the chain's genesis, spec and fork schedule are "
+            "read from at start (every request's fork_info is checked against them); repeat "
+            "for fallbacks.",
+            show_default=False,
+        ),
+    ],
+    init_slashing_protection: InitSlashingProtection = False,
+    slashing_protection_db: SlashingProtectionDb = None,
+    address: Annotated[
+        str,
+        typer.Option(
+            "--address",
+            help="Address the signer API listens on; a non-loopback one requires the token.",
+        ),
+    ] = DEFAULT_SIGNER_ADDRESS,
+    port: Annotated[
+        int, typer.Option("--port", help="Port of the signer API.", min=0, max=65535)
+    ] = DEFAULT_SIGNER_PORT,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            help="Require this bearer token (a file holding 64+ hex digits). Without it, a "
+            "non-loopback --address uses <validators-dir>/signer-api-token.txt (created with "
+            "mode 0600 when absent); on loopback no token is asked.",
+            show_default=False,
+        ),
+    ] = None,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(
+            "--tls-cert", help="Serve HTTPS with this PEM certificate (chain).", show_default=False
+        ),
+    ] = None,
+    tls_key: Annotated[
+        Path | None,
+        typer.Option("--tls-key", help="The PEM private key of --tls-cert.", show_default=False),
+    ] = None,
+    keymanager: KeymanagerFlag = False,
+    keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
+    keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
+    keymanager_token_file: KeymanagerTokenFile = None,
+    metrics: MetricsFlag = False,
+    metrics_address: MetricsAddress = DEFAULT_METRICS_ADDRESS,
+    metrics_port: MetricsPort = DEFAULT_METRICS_PORT,
+    log_format: LogFormatOption = LogFormat.TEXT,
+    log_level: LogLevelOption = "info",
+) -> None:
+    """Serve the Web3Signer eth2 signing API over this directory's keystores and record."""
+
+    configure_logging(log_format, level=_log_level(log_level))
+    options = RunOptions(
+        beacon_node_urls=beacon_node_url,
+        validators_dir=validators_dir,
+        init_slashing_protection=init_slashing_protection,
+        slashing_protection_db=slashing_protection_db,
+        keymanager=keymanager,
+        keymanager_address=keymanager_address,
+        keymanager_port=keymanager_port,
+        keymanager_token_file=keymanager_token_file,
+        metrics=metrics,
+        metrics_address=metrics_address,
+        metrics_port=metrics_port,
+    )
+    signer_options = SignerOptions(
+        address=address, port=port, token_file=token_file, tls_cert=tls_cert, tls_key=tls_key
+    )
+    try:
+        service = SignerService(options, signer_options)
     except StartupError as error:
         raise _fail(str(error)) from None
     run_until_signalled(service)
@@ -238,6 +350,16 @@ def _fee_recipient(text: str | None) -> bytes | None:
         return parse_fee_recipient(text)
     except ValueError as error:
         raise _fail(f"--suggested-fee-recipient: {error}") from None
+
+
+def _remote_signer_urls(urls: list[str] | None) -> list[str]:
+    from keymanager.api.remote_checks import url_problem
+
+    for url in urls or []:
+        problem = url_problem(url)
+        if problem is not None:
+            raise _fail(f"--remote-signer-url {url!r}: {problem.removeprefix('url: ')}")
+    return list(urls or [])
 
 
 def _graffiti(text: str | None) -> str | None:
@@ -299,6 +421,8 @@ def devnet_command(
     ] = None,
     doppelganger_protection: DoppelgangerFlag = False,
     slashing_protection_db: SlashingProtectionDb = None,
+    remote_signer_url: RemoteSignerUrl = None,
+    remote_signer_token_file: RemoteSignerTokenFile = None,
     keymanager: KeymanagerFlag = False,
     keymanager_address: KeymanagerAddress = DEFAULT_KEYMANAGER_ADDRESS,
     keymanager_port: KeymanagerPort = DEFAULT_KEYMANAGER_PORT,
@@ -324,6 +448,8 @@ def devnet_command(
         summary=summary,
         doppelganger_protection=doppelganger_protection,
         slashing_protection_db=slashing_protection_db,
+        remote_signer_urls=_remote_signer_urls(remote_signer_url),
+        remote_signer_token_file=remote_signer_token_file,
         keymanager=keymanager,
         keymanager_address=keymanager_address,
         keymanager_port=keymanager_port,

@@ -27,13 +27,14 @@ from keymanager.api import (
     bound_port,
     start_keymanager_server,
 )
-from keymanager.errors import ExitRefusedError, NoCurrentEpochError
+from keymanager.errors import ExitRefusedError, NoCurrentEpochError, RemoteKeyRefusedError
 from keymanager.store import ValidatorStore
 from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNodeClient
 from validator.consensus.spec import ChainSpec, ChainSpecError
 from validator.consensus.ssz import VoluntaryExit
 from validator.duties.doppelganger import KeyGate
+from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
 from validator.signing.types import RefusalReason, SigningRefusedError
 
@@ -45,8 +46,14 @@ class KeymanagerStartError(Exception):
 class KeymanagerSigning:
     """``keymanager.api.KeymanagerSigner`` over the validator's signer (and its chain)."""
 
-    def __init__(self, signer: Signer, gate: KeyGate | None = None) -> None:
+    def __init__(
+        self,
+        signer: Signer,
+        remote: RemoteKeySources | None = None,
+        gate: KeyGate | None = None,
+    ) -> None:
         self._signer = signer
+        self._remote = remote
         self._gate = gate
 
     async def add_keys(self, keys: Mapping[bytes, int]) -> None:
@@ -64,6 +71,11 @@ class KeymanagerSigning:
         if self._gate is None:
             return self._signer.has_key(pubkey)
         return self._gate.holds(pubkey)
+
+    async def add_remote_key(self, pubkey: bytes, url: str) -> None:
+        if self._remote is None:
+            raise RemoteKeyRefusedError("validator signer signs with its own keystores only")
+        await self._signer.add_remote_keys({pubkey: self._remote.signer_for(url)})
 
     def current_epoch(self) -> int:
         try:
@@ -104,13 +116,14 @@ async def start_keymanager(
     token_file: Path | None,
     default_fee_recipient: bytes | None,
     default_graffiti: str,
+    remote: RemoteKeySources | None = None,
     gate: KeyGate | None = None,
 ) -> KeymanagerServer:
     """Serve the Keymanager API over these parts; KeymanagerStartError when it cannot."""
     context = KeymanagerContext(
         store=store,
         record=record,
-        signer=KeymanagerSigning(signer, gate),
+        signer=KeymanagerSigning(signer, remote, gate),
         genesis_validators_root=chain.genesis_validators_root,
         resolve_validator_index=beacon_index_resolver(client),
         default_fee_recipient=default_fee_recipient,

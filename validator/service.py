@@ -42,6 +42,7 @@ from typing import Any
 import crypto_backend
 from keymanager.api import DEFAULT_HOST as KEYMANAGER_DEFAULT_HOST
 from keymanager.api import DEFAULT_PORT as KEYMANAGER_DEFAULT_PORT
+from keymanager.api.token import TokenFileError, load_or_create_token
 from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtectionError
@@ -56,10 +57,11 @@ from validator.duties.doppelganger import SLASHING_TOPICS, KeyGate, LivenessUnsu
 from validator.duties.scheduler import DutyScheduler
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
-from validator.halts import HaltError, HaltStore
+from validator.halts import HaltError, HaltStore, refusal_message
 from validator.key_settings import KeyOverrides, ProposerSettings
 from validator.keymanager_server import KeymanagerServer, KeymanagerStartError, start_keymanager
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
+from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
 
 log = logging.getLogger("validator.service")
@@ -97,6 +99,15 @@ class RunOptions:
     metrics_port: int = DEFAULT_METRICS_PORT
     suggested_fee_recipient: bytes | None = None
     graffiti: str | None = None
+    #: Remote signers (Web3Signer API) whose every listed key this client validates with.
+    remote_signer_urls: Sequence[str] = ()
+    #: The bearer token every remote signer of this client is sent (``--remote-signer-token-file``).
+    remote_signer_token_file: Path | None = None
+    #: Whether remote keys (``--remote-signer-url`` and the directory's remote_keys) sign;
+    #: ``validator signer`` serves its keystores only.
+    use_remote_keys: bool = True
+    #: Middlewares of the remote signer sessions (the tests' strict Web3Signer API checks).
+    remote_signer_middlewares: Sequence[Any] = ()
     #: Client middlewares (strict OpenAPI checks in tests and the devnet's strict mode).
     middlewares: Sequence[Any] = ()
     #: Progress bar while decrypting keystores: None shows it on a terminal only.
@@ -174,6 +185,7 @@ class ValidatorService:
         self.gate: KeyGate | None = None
         #: 0, or EXIT_DOPPELGANGER once a doppelganger stopped the run.
         self.exit_status = 0
+        self.remote_sources: RemoteKeySources | None = None
 
     # -- start-up steps ------------------------------------------------------------
 
@@ -226,6 +238,17 @@ class ValidatorService:
             raise StartupError(str(error)) from None
         return record
 
+    def _remote_signer_token(self) -> str | None:
+        token_file = self.options.remote_signer_token_file
+        if token_file is None:
+            return None
+        try:
+            return load_or_create_token(
+                self.options.validators_dir, token_file, api="remote signer"
+            )
+        except TokenFileError as error:
+            raise StartupError(f"--remote-signer-token-file: {error}") from None
+
     def _record_where(self) -> str:
         """The record's location for logs (a database URL without its password)."""
         if self.options.slashing_protection_db is None:
@@ -235,6 +258,8 @@ class ValidatorService:
         return describe_url(self.options.slashing_protection_db)
 
     def _overrides(self, pubkey: bytes) -> KeyOverrides:
+        if not self.store.is_known(pubkey):
+            return KeyOverrides()  # a key a --remote-signer-url lists: the defaults apply
         settings = self.store.settings(pubkey)
         return KeyOverrides(fee_recipient=settings.fee_recipient, graffiti=settings.graffiti)
 
@@ -269,6 +294,7 @@ class ValidatorService:
                 token_file=options.keymanager_token_file,
                 default_fee_recipient=options.suggested_fee_recipient,
                 default_graffiti=options.graffiti or "",
+                remote=self.remote_sources,
             )
         except KeymanagerStartError as error:
             raise StartupError(str(error)) from None
@@ -343,6 +369,117 @@ class ValidatorService:
                 f" and {more} more" if more > 0 else "",
             )
 
+    async def _start_metrics(self, parts: contextlib.AsyncExitStack) -> None:
+        """Step 1 (``--metrics``), stopped by ``parts``."""
+        options = self.options
+        if options.metrics:
+            metrics_server = MetricsServer(options.metrics_address, options.metrics_port)
+            parts.push_async_callback(metrics_server.stop)
+            try:
+                await metrics_server.start()
+            except OSError as error:
+                raise StartupError(str(error)) from None
+
+    async def _start_signing(
+        self,
+        parts: contextlib.AsyncExitStack,
+        record_lock: contextlib.ExitStack,
+        stop: asyncio.Event,
+    ) -> tuple[BeaconNodeClient, ChainSpec, SlashingProtectionRecord, Signer, KeyGate] | None:
+        """Steps 2-5: the beacon node, the chain, the record (its lock on ``record_lock``) and
+        the keys in a signer, through the key gate (halted keys refused, under doppelganger
+        protection waiting ones held); None when a stop came first. ``validator signer``
+        starts the same way (``validator.signer_server``), so both hold keys and record
+        alike."""
+        options = self.options
+        client = BeaconNodeClient(
+            options.beacon_node_urls,
+            middlewares=list(options.middlewares),
+            health_check_interval=options.health_check_interval,
+        )
+        parts.push_async_callback(client.close)
+        await client.start()
+        if not await self._wait_for_node(client, stop):
+            return None
+        chain = await read_chain(client)
+        self.chain = chain
+        client.timeouts = RequestTimeouts.for_slot(
+            max(chain.seconds_per_slot, MIN_TIMEOUT_SLOT_SECONDS)
+        )
+        try:
+            local_pubkeys = await asyncio.to_thread(self.store.local_pubkeys)
+        except StoreError as error:
+            raise StartupError(f"cannot list the keystores: {error}") from None
+        remote = RemoteKeySources(
+            self.store, chain, self._remote_signer_token(), options.remote_signer_middlewares
+        )
+        parts.push_async_callback(remote.close)
+        # The Keymanager API's remote keys get their signers here too (not the signer's).
+        self.remote_sources = remote if options.use_remote_keys else None
+        try:
+            remote_keys = await remote.initial(options.remote_signer_urls, options.use_remote_keys)
+        except StoreError as error:
+            raise StartupError(f"cannot list the remote keys: {error}") from None
+        record = await asyncio.to_thread(self._open_record, chain, [*local_pubkeys, *remote_keys])
+        record_lock.callback(log.info, "slashing-protection record closed and its lock released")
+        record_lock.callback(record.close)
+        try:
+            kept = keep_genesis(
+                options.validators_dir, chain.genesis_time, chain.genesis_validators_root
+            )
+        except GenesisMismatchError as error:
+            raise StartupError(str(error)) from None
+        if kept:
+            log.info("genesis time %d kept in %s", chain.genesis_time, GENESIS_FILE)
+        log.info(
+            "slashing-protection record of chain 0x%s opened in %s (%d key(s) in it)",
+            chain.genesis_validators_root.hex(),
+            self._record_where(),
+            len(record.pubkeys()),
+        )
+        if stop.is_set():
+            return None
+        keys = await self._load_keys()
+        both = [pubkey for pubkey in keys if pubkey in remote_keys]
+        if both:
+            log.info("%d key(s) with a keystore here sign through their remote signer", len(both))
+            keys = {pubkey: secret for pubkey, secret in keys.items() if pubkey not in remote_keys}
+        signer = Signer(chain, record)
+        gate = await self._open_gate(signer, record, chain, client, stop)
+        try:
+            await gate.admit(keys)
+        except HaltError as error:
+            raise StartupError(str(error)) from None
+        log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
+        if remote_keys:
+            remote_keys = await self._admit_remote_keys(remote_keys)
+            await signer.add_remote_keys(remote_keys)
+            log.info("%d remote key(s) sign through their remote signer", len(remote_keys))
+        self._warn_unregistered(record, [*keys, *remote_keys])
+        remote.keep_listing(signer, record if options.init_slashing_protection else None)
+        return client, chain, record, signer, gate
+
+    async def _admit_remote_keys(self, remote_keys: dict[bytes, Any]) -> dict[bytes, Any]:
+        """The remote keys that may sign: halted ones are refused like local ones.
+
+        The doppelganger wait holds local keys only, so a protected start with remote keys
+        stops rather than let them sign unwatched.
+        """
+        options = self.options
+        if options.doppelganger_protection:
+            raise StartupError(
+                f"--doppelganger-protection does not yet watch remote keys ({len(remote_keys)} "
+                "here); start without the flag, or without the remote keys"
+            )
+        halts = HaltStore(options.validators_dir)
+        try:
+            halted = await asyncio.to_thread(halts.halts)
+        except HaltError as error:
+            raise StartupError(str(error)) from None
+        for pubkey in remote_keys.keys() & halted.keys():
+            log.error("%s", refusal_message(options.validators_dir, halted[pubkey]))
+        return {pubkey: key for pubkey, key in remote_keys.items() if pubkey not in halted}
+
     # -- run ---------------------------------------------------------------------------
 
     async def run(
@@ -369,61 +506,11 @@ class ValidatorService:
             # Entered first so that it unwinds last: every signature made is on
             # record before the lock is let go, after the servers and the client.
             record_lock = parts.enter_context(contextlib.ExitStack())
-            if options.metrics:
-                metrics_server = MetricsServer(options.metrics_address, options.metrics_port)
-                parts.push_async_callback(metrics_server.stop)
-                try:
-                    await metrics_server.start()
-                except OSError as error:
-                    raise StartupError(str(error)) from None
-            client = BeaconNodeClient(
-                options.beacon_node_urls,
-                middlewares=list(options.middlewares),
-                health_check_interval=options.health_check_interval,
-            )
-            parts.push_async_callback(client.close)
-            await client.start()
-            if not await self._wait_for_node(client, stop):
+            await self._start_metrics(parts)
+            started = await self._start_signing(parts, record_lock, stop)
+            if started is None:
                 return
-            chain = await read_chain(client)
-            self.chain = chain
-            client.timeouts = RequestTimeouts.for_slot(
-                max(chain.seconds_per_slot, MIN_TIMEOUT_SLOT_SECONDS)
-            )
-            try:
-                local_pubkeys = await asyncio.to_thread(self.store.local_pubkeys)
-            except StoreError as error:
-                raise StartupError(f"cannot list the keystores: {error}") from None
-            record = await asyncio.to_thread(self._open_record, chain, local_pubkeys)
-            record_lock.callback(
-                log.info, "slashing-protection record closed and its lock released"
-            )
-            record_lock.callback(record.close)
-            try:
-                kept = keep_genesis(
-                    options.validators_dir, chain.genesis_time, chain.genesis_validators_root
-                )
-            except GenesisMismatchError as error:
-                raise StartupError(str(error)) from None
-            if kept:
-                log.info("genesis time %d kept in %s", chain.genesis_time, GENESIS_FILE)
-            log.info(
-                "slashing-protection record of chain 0x%s opened in %s (%d key(s) in it)",
-                chain.genesis_validators_root.hex(),
-                self._record_where(),
-                len(record.pubkeys()),
-            )
-            if stop.is_set():
-                return
-            signer = Signer(chain, record)
-            gate = await self._open_gate(signer, record, chain, client, stop)
-            keys = await self._load_keys()
-            try:
-                await gate.admit(keys)
-            except HaltError as error:
-                raise StartupError(str(error)) from None
-            self._warn_unregistered(record, keys)
-            log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
+            client, chain, record, signer, gate = started
             if options.keymanager:
                 keymanager = await self._start_keymanager(record, gate, chain, client)
                 parts.push_async_callback(keymanager.stop)

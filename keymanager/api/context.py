@@ -41,6 +41,12 @@ class KeymanagerSigner(Protocol):
 
     def has_key(self, pubkey: bytes) -> bool: ...
 
+    async def add_remote_key(self, pubkey: bytes, url: str) -> None:
+        """Sign with ``pubkey`` through the remote signer at ``url`` from now on (its blocks
+        and attestations judged by the record first); `RemoteKeyRefusedError` when this
+        process signs with no remote key."""
+        ...
+
     def current_epoch(self) -> int:
         """The chain's epoch by the wall clock; `NoCurrentEpochError` before genesis."""
         ...

@@ -51,6 +51,7 @@ from keymanager.errors import (
     DuplicateKeyError,
     KeystoreError,
     LocalRemoteConflictError,
+    RemoteKeyRefusedError,
     StoreError,
 )
 from keymanager.pubkeys import format_pubkey
@@ -324,15 +325,32 @@ class KeyChanges:
                     log.error("could not add remote key %s: %s", format_pubkey(pubkey), error)
                     statuses.append(_error(f"could not store the remote key: {error}"))
                 else:
-                    log.info("imported remote key %s (%s)", format_pubkey(pubkey), url)
-                    statuses.append(KeyStatus(Status.IMPORTED))
+                    statuses.append(await self._start_remote_key(pubkey, url))
         return statuses
+
+    async def _start_remote_key(self, pubkey: bytes, url: str) -> KeyStatus:
+        """Register a stored remote key in the record (an entry is never lowered), then sign
+        with it; on failure the stored key goes again, so a restart does not bring it back."""
+        context = self._context
+        try:
+            await run_to_completion(context.record.register, [pubkey])
+            await context.signer.add_remote_key(pubkey, url)
+        except (SlashingProtectionError, RemoteKeyRefusedError) as error:
+            await run_to_completion(context.store.delete_remote_key, pubkey)
+            log.error("remote key %s not started: %s", format_pubkey(pubkey), error)
+            return _error(f"the remote key cannot sign here: {error}")
+        log.info("imported remote key %s (%s)", format_pubkey(pubkey), url)
+        return KeyStatus(Status.IMPORTED)
 
     async def delete_remote_keys(self, pubkeys: Sequence[bytes]) -> list[KeyStatus]:
         store = self._context.store
         statuses = []
         async with self._lock:
             for pubkey in pubkeys:
+                remote = await asyncio.to_thread(store.remote_keys)
+                if any(key.pubkey == pubkey for key in remote):
+                    # Nothing signs with it once this returns; only then is it forgotten.
+                    await self._context.signer.remove_keys([pubkey])
                 try:
                     removed = await run_to_completion(store.delete_remote_key, pubkey)
                 except (StoreError, OSError) as error:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -81,16 +82,22 @@ class LimitedTCPSite(web.BaseSite):
     """`web.TCPSite` with the connection cap of `limits`."""
 
     def __init__(
-        self, runner: web.BaseRunner, host: str, port: int, limits: ServerLimits
+        self,
+        runner: web.BaseRunner,
+        host: str,
+        port: int,
+        limits: ServerLimits,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        super().__init__(runner, backlog=limits.backlog)
+        super().__init__(runner, backlog=limits.backlog, ssl_context=ssl_context)
         self._host = host
         self._port = port
         self._cap = limits.connection_cap()
 
     @property
     def name(self) -> str:
-        return f"http://{self._host}:{self._port}"
+        scheme = "https" if self._ssl_context is not None else "http"
+        return f"{scheme}://{self._host}:{self._port}"
 
     async def start(self) -> None:
         await super().start()
@@ -107,7 +114,12 @@ class LimitedTCPSite(web.BaseSite):
 
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            protocol, self._host, self._port, backlog=self._backlog, reuse_address=True
+            protocol,
+            self._host,
+            self._port,
+            backlog=self._backlog,
+            reuse_address=True,
+            ssl=self._ssl_context,
         )
 
 
@@ -183,10 +195,14 @@ def install_log_limits() -> None:
 
 
 async def start_limited_site(
-    runner: web.BaseRunner, host: str, port: int, limits: ServerLimits = DEFAULT_LIMITS
+    runner: web.BaseRunner,
+    host: str,
+    port: int,
+    limits: ServerLimits = DEFAULT_LIMITS,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> LimitedTCPSite:
-    """Listen on host:port with `limits` (the runner must be set up)."""
+    """Listen on host:port with `limits` (the runner must be set up); TLS with `ssl_context`."""
     install_log_limits()
-    site = LimitedTCPSite(runner, host, port, limits)
+    site = LimitedTCPSite(runner, host, port, limits, ssl_context)
     await site.start()
     return site

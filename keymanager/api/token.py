@@ -40,53 +40,61 @@ def default_token_path(validators_dir: Path | str) -> Path:
     return Path(validators_dir) / TOKEN_FILE_NAME
 
 
-def load_or_create_token(validators_dir: Path | str, token_file: Path | str | None = None) -> str:
+def load_or_create_token(
+    validators_dir: Path | str,
+    token_file: Path | str | None = None,
+    *,
+    default_name: str = TOKEN_FILE_NAME,
+    api: str = "Keymanager API",
+) -> str:
     """The bearer token: read from `token_file`, or from (or newly written to)
-    `<validators_dir>/api-token.txt`. Raises `TokenFileError`."""
+    `<validators_dir>/<default_name>`. Raises `TokenFileError`. (`validator signer` keeps
+    its own token the same way, under another name.)"""
     if token_file is not None:
         path = Path(token_file)
-        token = _read_token(path)
-        log.info("Keymanager API token read from %s", path)
+        token = _read_token(path, api)
+        log.info("%s token read from %s", api, path)
         return token
-    path = default_token_path(validators_dir)
+    path = Path(validators_dir) / default_name
     if not os.path.lexists(path):
         token = secrets.token_hex(TOKEN_BYTES)
         try:
             write_durably(path, (token + "\n").encode("ascii"), mode=TOKEN_FILE_MODE)
         except OSError as error:
             raise TokenFileError(
-                f"cannot create the Keymanager API token file {path}: {error.strerror or error}"
+                f"cannot create the {api} token file {path}: {error.strerror or error}"
             ) from None
-        log.info("Keymanager API token created in %s (mode 0600)", path)
+        log.info("%s token created in %s (mode 0600)", api, path)
         return token
-    token = _read_token(path)
-    log.info("Keymanager API token read from %s", path)
+    token = _read_token(path, api)
+    log.info("%s token read from %s", api, path)
     return token
 
 
-def _read_token(path: Path) -> str:
+def _read_token(path: Path, api: str) -> str:
     try:
         data = path.read_bytes()
         mode = os.stat(path).st_mode
     except OSError as error:
         raise TokenFileError(
-            f"cannot read the Keymanager API token file {path}: {error.strerror or error}"
+            f"cannot read the {api} token file {path}: {error.strerror or error}"
         ) from None
     try:
         token = data.decode("ascii").strip()
     except UnicodeDecodeError:
-        raise TokenFileError(f"the Keymanager API token file {path} is not ASCII text") from None
+        raise TokenFileError(f"the {api} token file {path} is not ASCII text") from None
     if not _USABLE_TOKEN.fullmatch(token):
         found = f"{len(token)} characters" if token else "nothing"
         raise TokenFileError(
-            f"the Keymanager API token file {path} holds no usable token: the Keymanager API "
+            f"the {api} token file {path} holds no usable token: the Keymanager API "
             f"standard asks for a hex-encoded token of at least 256 bits, that is at least "
             f"{MIN_TOKEN_HEX_DIGITS} hex digits on one line, and it holds {found} (make one "
             "with: openssl rand -hex 32)"
         )
     if stat.S_IMODE(mode) & 0o077:
         log.warning(
-            "the Keymanager API token file %s can be read by other users (mode %o); chmod 600 it",
+            "the %s token file %s can be read by other users (mode %o); chmod 600 it",
+            api,
             path,
             stat.S_IMODE(mode),
         )

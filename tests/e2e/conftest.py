@@ -81,6 +81,29 @@ class ClientProcess:
         return self.process.returncode
 
 
+async def spawn_validator(command: str, url: str, directory: Path, *args: str) -> ClientProcess:
+    """``python -m validator COMMAND`` (``run``, ``signer``) on a beacon node and a
+    validators directory, logging JSON on stderr."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "validator",
+        command,
+        "--beacon-node-url",
+        url,
+        "--validators-dir",
+        str(directory),
+        "--log-format",
+        "json",
+        *args,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    return ClientProcess(process)
+
+
 ClientStarter = Callable[..., Awaitable[ClientProcess]]
 
 
@@ -89,24 +112,7 @@ async def start_client() -> AsyncIterator[ClientStarter]:
     started: list[ClientProcess] = []
 
     async def start(url: str, directory: Path, *args: str) -> ClientProcess:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "validator",
-            "run",
-            "--beacon-node-url",
-            url,
-            "--validators-dir",
-            str(directory),
-            "--log-format",
-            "json",
-            *args,
-            cwd=REPO_ROOT,
-            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        client = ClientProcess(process)
+        client = await spawn_validator("run", url, directory, *args)
         started.append(client)
         return client
 

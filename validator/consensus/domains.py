@@ -7,11 +7,14 @@ signature made for one of them is worthless for any other.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+
 from remerkleable.core import View
 
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import PROTOCOL_DOMAIN_TYPES, ChainSpec
-from validator.consensus.ssz.phase0 import ForkData, SigningData
+from validator.consensus.ssz.phase0 import ForkData
 
 DOMAIN_BEACON_PROPOSER = PROTOCOL_DOMAIN_TYPES["DOMAIN_BEACON_PROPOSER"]
 DOMAIN_BEACON_ATTESTER = PROTOCOL_DOMAIN_TYPES["DOMAIN_BEACON_ATTESTER"]
@@ -34,6 +37,13 @@ def compute_fork_data_root(current_version: bytes, genesis_validators_root: byte
     """hash_tree_root(ForkData(current_version, genesis_validators_root))."""
     _check_length("current_version", current_version, 4)
     _check_length("genesis_validators_root", genesis_validators_root, 32)
+    return _fork_data_root(bytes(current_version), bytes(genesis_validators_root))
+
+
+# A chain has a handful of (version, root) pairs, and building the SSZ container costs more
+# than a signature's hashing: every signing root of a remote signer's request needs one.
+@functools.lru_cache(maxsize=256)
+def _fork_data_root(current_version: bytes, genesis_validators_root: bytes) -> bytes:
     fork_data = ForkData(
         current_version=current_version, genesis_validators_root=genesis_validators_root
     )
@@ -57,7 +67,10 @@ def compute_signing_root_from_object_root(object_root: bytes, domain: bytes) -> 
     """The signing root for an object whose hash_tree_root is already known."""
     _check_length("object_root", object_root, 32)
     _check_length("domain", domain, 32)
-    return bytes(SigningData(object_root=object_root, domain=domain).hash_tree_root())
+    # hash_tree_root(SigningData(object_root, domain)): a container of two 32-byte fields is
+    # the hash of its two chunks. Written out, because building the container costs more
+    # than the hash (every signature, and every remote signer request, needs one).
+    return hashlib.sha256(bytes(object_root) + bytes(domain)).digest()
 
 
 def get_domain(chain: ChainSpec, domain_type: bytes, epoch: int) -> bytes:
@@ -120,17 +133,23 @@ def voluntary_exit_domain(
     ``state.fork.previous_version`` when the exit's epoch is before the included
     fork's first epoch, else ``state.fork.current_version``; never an older fork's.
     """
+    fork_version = voluntary_exit_fork_version(chain, exit_epoch, current_epoch=current_epoch)
+    return compute_domain(DOMAIN_VOLUNTARY_EXIT, fork_version, chain.genesis_validators_root)
+
+
+def voluntary_exit_fork_version(
+    chain: ChainSpec, exit_epoch: int, *, current_epoch: int | None = None
+) -> bytes:
+    """The fork version of ``voluntary_exit_domain`` (a remote signer is told it as fork_info)."""
     inclusion_epoch = exit_epoch if current_epoch is None else max(exit_epoch, current_epoch)
     state_fork = chain.fork_at(inclusion_epoch)
     if state_fork.name.at_least(ForkName.DENEB):
-        fork_version = chain.fork_version(ForkName.CAPELLA)
-    elif exit_epoch < state_fork.epoch:
+        return chain.fork_version(ForkName.CAPELLA)
+    if exit_epoch < state_fork.epoch:
         # state.fork.previous_version: the upgrade to state_fork set it to the version of the
         # fork just before (phase0 has none before it, and no epoch precedes its first).
-        fork_version = chain.forks[state_fork.name.order - 1].version
-    else:
-        fork_version = state_fork.version
-    return compute_domain(DOMAIN_VOLUNTARY_EXIT, fork_version, chain.genesis_validators_root)
+        return chain.forks[state_fork.name.order - 1].version
+    return state_fork.version
 
 
 def application_builder_domain(chain: ChainSpec) -> bytes:

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +83,9 @@ class DevnetOptions:
     doppelganger_protection: bool = False
     #: The shared record (postgresql://...) instead of the directory's file record.
     slashing_protection_db: str | None = None
+    #: Remote signers whose listed keys sign remotely (``--remote-signer-url``).
+    remote_signer_urls: Sequence[str] = ()
+    remote_signer_token_file: Path | None = None
     keymanager: bool = False
     keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
     keymanager_port: int = DEFAULT_KEYMANAGER_PORT
@@ -355,6 +358,11 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 init_slashing_protection=first_run,
                 doppelganger_protection=options.doppelganger_protection,
                 slashing_protection_db=options.slashing_protection_db,
+                remote_signer_urls=options.remote_signer_urls,
+                remote_signer_token_file=options.remote_signer_token_file,
+                remote_signer_middlewares=_strict_web3signer_middlewares()
+                if options.strict and options.remote_signer_urls
+                else (),
                 keymanager=options.keymanager,
                 keymanager_address=options.keymanager_address,
                 keymanager_port=options.keymanager_port,
@@ -394,6 +402,13 @@ def _strict_middlewares() -> list[Any]:
     from validator.devnet.openapi_checkers import StrictClientChecker
 
     return [StrictClientChecker(load_beacon_api_spec())]
+
+
+def _strict_web3signer_middlewares() -> list[Any]:
+    from validator.devnet.openapi_check import load_web3signer_spec
+    from validator.devnet.openapi_checkers import StrictClientChecker
+
+    return [StrictClientChecker(load_web3signer_spec())]
 
 
 def run_devnet(options: DevnetOptions) -> int:

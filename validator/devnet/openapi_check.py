@@ -41,8 +41,11 @@ VECTORS_ENV = "VALIDATOR_VECTORS_DIR"
 SPEC_FILE = "beacon-node-oapi.yaml"
 KEYMANAGER_SPEC_DIR_ENV = "VALIDATOR_KEYMANAGER_API_SPEC"
 KEYMANAGER_SPEC_FILE = "keymanager-oapi.yaml"
+WEB3SIGNER_SPEC_DIR_ENV = "VALIDATOR_WEB3SIGNER_API_SPEC"
+WEB3SIGNER_SPEC_FILE = "web3signer.yaml"
 BEACON_API = "Beacon API"
 KEYMANAGER_API = "Keymanager API"
+WEB3SIGNER_API = "Web3Signer API"
 # Every request is matched against the spec's templated server "{server_url}"; the
 # real host does not matter for conformance, so one fixed origin is used.
 _SPEC_ORIGIN = "http://localhost"
@@ -90,6 +93,17 @@ def default_keymanager_spec_dir() -> Path:
     vectors = os.environ.get(VECTORS_ENV)
     root = Path(vectors) if vectors else _REPO_ROOT.parent / "shared" / "vectors"
     return root / "keymanager-api"
+
+
+def default_web3signer_spec_dir() -> Path:
+    """Where the Web3Signer eth2 API spec is read from (as :func:`default_spec_dir`):
+    ``$VALIDATOR_WEB3SIGNER_API_SPEC``, else ``<vectors>/web3signer/eth2``."""
+    explicit = os.environ.get(WEB3SIGNER_SPEC_DIR_ENV)
+    if explicit:
+        return Path(explicit)
+    vectors = os.environ.get(VECTORS_ENV)
+    root = Path(vectors) if vectors else _REPO_ROOT.parent / "shared" / "vectors"
+    return root / "web3signer" / "eth2"
 
 
 @dataclass(frozen=True)
@@ -246,6 +260,20 @@ def load_keymanager_api_spec(spec_dir: Path | str | None = None) -> BeaconApiSpe
             KEYMANAGER_API,
             f"put ethereum/keymanager-APIs v1.1.0 in ../shared/vectors/keymanager-api or set "
             f"{KEYMANAGER_SPEC_DIR_ENV}",
+        )
+
+
+def load_web3signer_spec(spec_dir: Path | str | None = None) -> BeaconApiSpec:
+    """Load (once per process and directory) the Web3Signer eth2 signing API spec
+    (default :func:`default_web3signer_spec_dir`)."""
+    directory = Path(spec_dir) if spec_dir is not None else default_web3signer_spec_dir()
+    with _load_lock:
+        return _load_cached(
+            directory.resolve(),
+            WEB3SIGNER_SPEC_FILE,
+            WEB3SIGNER_API,
+            f"put Consensys/web3signer's openapi-specs in ../shared/vectors/web3signer or set "
+            f"{WEB3SIGNER_SPEC_DIR_ENV}",
         )
 
 

@@ -17,6 +17,7 @@ sees it (the slot asked for, the target epoch of that slot, committee index
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
@@ -126,6 +127,31 @@ class Attester:
             late = missed(self._ctx.clock, kind, slot, len(duties))
             report(slot, kind, outcomes_of(indices, late.results), {DutyResult.MISSED: late.detail})
             return made
+        # Remote keys wait on their signer: sign and publish them apart, so that a slow or
+        # down remote signer never holds back the local keys' attestations.
+        signer = self._ctx.signer
+        groups = [
+            [duty for duty in duties if not signer.is_remote(duty.pubkey)],
+            [duty for duty in duties if signer.is_remote(duty.pubkey)],
+        ]
+        outcomes: list[tuple[int, DutyResult]] = []
+        details: dict[DutyResult, str] = {}
+        for group_outcomes, group_details, published in await asyncio.gather(
+            *(self._sign_and_publish(slot, fork, data, group) for group in groups if group)
+        ):
+            outcomes.extend(group_outcomes)
+            for result, detail in group_details.items():
+                details[result] = f"{details[result]}; {detail}" if result in details else detail
+            made.published |= published
+        report(slot, kind, outcomes, details)
+        return made
+
+    async def _sign_and_publish(
+        self, slot: int, fork: ForkName, data: View, duties: Sequence[AttesterDuty]
+    ) -> tuple[list[tuple[int, DutyResult]], dict[DutyResult, str], set[bytes]]:
+        """Sign ``duties``' attestations as one batch and publish them; what became of each."""
+        kind = DutyKind.ATTESTATION
+        published: set[bytes] = set()
         results = await self._ctx.signer.sign_attestations(
             [AttestationRequest(duty.pubkey, data) for duty in duties]
         )
@@ -171,13 +197,12 @@ class Attester:
                 [duty.validator_index for duty in published_duties], outcomes, details
             ):
                 observe_publish_delay(kind, self._ctx.clock, slot)
-            made.published = {
+            published = {
                 duty.pubkey
                 for duty, result in zip(published_duties, publication.results, strict=True)
                 if result is DutyResult.PUBLISHED
             }
-        report(slot, kind, outcomes, details)
-        return made
+        return outcomes, details, published
 
     def _signable_fork(self, slot: int) -> tuple[ForkName | None, str]:
         """The fork at ``slot`` when this client attests in it; else None and why not.
@@ -289,18 +314,28 @@ class Attester:
                 details[result] = problem
                 continue
             aggregate_json = to_json(aggregate)  # once per committee, shared by its aggregators
-            for duty in members:
-                message = self._containers.AggregateAndProof(
-                    aggregator_index=duty.validator_index,
-                    aggregate=aggregate,
-                    selection_proof=proofs[duty.pubkey],
-                )
-                try:
-                    signed = await self._ctx.signer.sign_aggregate_and_proof(duty.pubkey, message)
-                except SigningRefusedError as error:
+            # All at once: a remote key's signature is a round trip, and the slot is short.
+            signing = await asyncio.gather(
+                *(
+                    self._ctx.signer.sign_aggregate_and_proof(
+                        duty.pubkey,
+                        self._containers.AggregateAndProof(
+                            aggregator_index=duty.validator_index,
+                            aggregate=aggregate,
+                            selection_proof=proofs[duty.pubkey],
+                        ),
+                    )
+                    for duty in members
+                ),
+                return_exceptions=True,
+            )
+            for duty, signed in zip(members, signing, strict=True):
+                if isinstance(signed, SigningRefusedError):
                     outcomes.append((duty.validator_index, DutyResult.REFUSED))
-                    details[DutyResult.REFUSED] = str(error.refusal)
+                    details[DutyResult.REFUSED] = str(signed.refusal)
                     continue
+                if isinstance(signed, BaseException):
+                    raise signed
                 signed_messages.append(
                     (
                         duty,

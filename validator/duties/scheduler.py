@@ -24,9 +24,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from validator.beacon import (
+    AttesterDuty,
     BeaconCommitteeSubscription,
     BeaconEvent,
     BeaconNodeError,
@@ -36,6 +37,7 @@ from validator.beacon import (
     HeadEvent,
     ProposerPreparation,
     SyncCommitteeSubscription,
+    SyncDuty,
 )
 from validator.consensus.spec import BeforeGenesisError
 from validator.duties.attester import Attester, SlotAttestations
@@ -48,6 +50,8 @@ from validator.duties.tracker import DutyListKind, FetchReason, Refetch
 log = logging.getLogger("validator.scheduler")
 
 EVENT_TOPICS = ("head", "block", "chain_reorg")
+
+DutyT = TypeVar("DutyT", AttesterDuty, SyncDuty)
 
 
 class DutyScheduler:
@@ -310,7 +314,13 @@ class DutyScheduler:
         # A re-org since may have re-shuffled the committees: aggregate only for the
         # duties that still hold, as they now are.
         still = set(await self._ctx.tracker.attesters_at(slot))
-        await self.attester.aggregate(slot, [duty for duty in duties if duty in still], made)
+        # Local and remote keys apart: a slow remote signer holds back no local aggregator.
+        await asyncio.gather(
+            *(
+                self.attester.aggregate(slot, group, made)
+                for group in self._by_signer([duty for duty in duties if duty in still])
+            )
+        )
 
     async def _sync_flow(self, slot: int) -> None:
         clock = self._ctx.clock
@@ -318,9 +328,21 @@ class DutyScheduler:
         if not members:
             return
         head_root = await self._wait_for_head(slot, clock.slot_fraction(slot, 1, 3))
-        root = await self.sync.send_messages(slot, members, head_root)
-        await clock.sleep_until(clock.slot_fraction(slot, 2, 3))
-        await self.sync.send_contributions(slot, members, root)
+
+        async def members_flow(group: list[SyncDuty]) -> None:
+            root = await self.sync.send_messages(slot, group, head_root)
+            await clock.sleep_until(clock.slot_fraction(slot, 2, 3))
+            await self.sync.send_contributions(slot, group, root)
+
+        # Local and remote keys apart: a slow remote signer holds back no local member.
+        await asyncio.gather(*(members_flow(group) for group in self._by_signer(members)))
+
+    def _by_signer(self, duties: Sequence[DutyT]) -> list[list[DutyT]]:
+        """``duties`` as the local keys' and the remote keys' (empty groups left out)."""
+        signer = self._ctx.signer
+        local = [duty for duty in duties if not signer.is_remote(duty.pubkey)]
+        remote = [duty for duty in duties if signer.is_remote(duty.pubkey)]
+        return [group for group in (local, remote) if group]
 
     # -- per epoch ---------------------------------------------------------------
 

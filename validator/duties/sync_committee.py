@@ -12,6 +12,7 @@ sign a ``ContributionAndProof`` and publish them all in one
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
@@ -157,18 +158,28 @@ class SyncCommitteeDuties:
                 details[result] = problem
                 continue
             contribution_json = to_json(contribution)  # once per subcommittee
-            for pubkey, selection_proof in aggregators:
-                message = self._containers.ContributionAndProof(
-                    aggregator_index=index_of[pubkey],
-                    contribution=contribution,
-                    selection_proof=selection_proof,
-                )
-                try:
-                    signed = await self._ctx.signer.sign_contribution_and_proof(pubkey, message)
-                except SigningRefusedError as error:
+            # All at once: a remote key's signature is a round trip, and the slot is short.
+            signing = await asyncio.gather(
+                *(
+                    self._ctx.signer.sign_contribution_and_proof(
+                        pubkey,
+                        self._containers.ContributionAndProof(
+                            aggregator_index=index_of[pubkey],
+                            contribution=contribution,
+                            selection_proof=selection_proof,
+                        ),
+                    )
+                    for pubkey, selection_proof in aggregators
+                ),
+                return_exceptions=True,
+            )
+            for (pubkey, selection_proof), signed in zip(aggregators, signing, strict=True):
+                if isinstance(signed, SigningRefusedError):
                     outcomes.append((index_of[pubkey], DutyResult.REFUSED))
-                    details[DutyResult.REFUSED] = str(error.refusal)
+                    details[DutyResult.REFUSED] = str(signed.refusal)
                     continue
+                if isinstance(signed, BaseException):
+                    raise signed
                 signed_messages.append(
                     (
                         index_of[pubkey],

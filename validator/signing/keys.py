@@ -20,8 +20,12 @@ from contextlib import asynccontextmanager
 
 import crypto_backend
 from validator.metrics import SIGNING_KEYS
+from validator.signing.remote import RemoteSigner
 
 PUBKEY_BYTES = 48
+
+KeyMaterial = int | RemoteSigner
+"""What signs for a key: its secret, or the remote signer that holds it."""
 
 
 class KeyMismatchError(ValueError):
@@ -50,7 +54,7 @@ class KeyHold:
     def holds(self, pubkey: bytes) -> bool:
         return self._held[pubkey] > 0
 
-    async def secrets(self, pubkeys: Iterable[bytes]) -> dict[bytes, int]:
+    async def secrets(self, pubkeys: Iterable[bytes]) -> dict[bytes, KeyMaterial]:
         """The secrets of the held keys still in the ring, checked under the ring's lock.
 
         Keys removed since the hold was taken are released at once (so their
@@ -60,10 +64,11 @@ class KeyHold:
 
 
 class SigningKeys:
-    """pubkey -> secret key, with holds so that removal waits for signing in flight."""
+    """pubkey -> secret key (or remote signer), with holds so that removal waits for
+    signing in flight."""
 
     def __init__(self) -> None:
-        self._secrets: dict[bytes, int] = {}
+        self._secrets: dict[bytes, KeyMaterial] = {}
         self._in_flight: Counter[bytes] = Counter()
         self._changed = asyncio.Condition()
 
@@ -83,6 +88,18 @@ class SigningKeys:
         async with self._changed:
             self._secrets.update(keys)
             SIGNING_KEYS.set(len(self._secrets))
+
+    async def add_remote(self, keys: Mapping[bytes, RemoteSigner]) -> None:
+        """Add keys a remote signer signs for (a local key of the same pubkey is replaced)."""
+        for pubkey in keys:
+            if type(pubkey) is not bytes or len(pubkey) != PUBKEY_BYTES:
+                raise ValueError(f"a pubkey must be {PUBKEY_BYTES} bytes, got {pubkey!r:.60}")
+        async with self._changed:
+            self._secrets.update(keys)
+            SIGNING_KEYS.set(len(self._secrets))
+
+    def is_remote(self, pubkey: bytes) -> bool:
+        return isinstance(self._secrets.get(pubkey), RemoteSigner)
 
     async def remove(self, pubkeys: Iterable[bytes]) -> list[bytes]:
         """Remove keys and wait until no signing with them is in flight; the removed ones.
@@ -116,9 +133,9 @@ class SigningKeys:
 
     async def _secrets_for(
         self, held: Counter[bytes], pubkeys: Iterable[bytes]
-    ) -> dict[bytes, int]:
+    ) -> dict[bytes, KeyMaterial]:
         async with self._changed:
-            found: dict[bytes, int] = {}
+            found: dict[bytes, KeyMaterial] = {}
             gone = []
             for pubkey in pubkeys:
                 if held[pubkey] <= 0:

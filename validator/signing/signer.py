@@ -23,6 +23,7 @@ are already their own modules beside it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import defaultdict
@@ -39,6 +40,7 @@ from slashing_protection import (
     Verdict,
 )
 from slashing_protection.blocking import run_to_completion
+from validator.consensus.forks import ForkName
 from validator.consensus.signing_roots import (
     aggregate_and_proof_signing_root,
     attestation_signing_root,
@@ -58,7 +60,8 @@ from validator.consensus.ssz import (
     altair,
     electra,
 )
-from validator.consensus.ssz.blocks import ProducedBlock
+from validator.consensus.ssz.altair import SyncAggregatorSelectionData
+from validator.consensus.ssz.blocks import ProducedBlock, block_header
 from validator.metrics import (
     ATTESTATION_BATCH_SECONDS,
     BLOCK_SIGNING_SECONDS,
@@ -72,6 +75,7 @@ from validator.signing.guards import (
     wall_clock_epoch,
 )
 from validator.signing.keys import KeyHold, SigningKeys
+from validator.signing.remote import RemoteSigner, RemoteSigningError, verify_batch
 from validator.signing.types import (
     AttestationRequest,
     Refusal,
@@ -81,6 +85,14 @@ from validator.signing.types import (
     SigningRefusedError,
     SigningResult,
     SyncSelectionRequest,
+)
+from validator.signing.web3signer import (
+    AggregationSlot,
+    RandaoReveal,
+    SigningRequest,
+    SignType,
+    SyncCommitteeMessageData,
+    request_for,
 )
 
 log = logging.getLogger("validator.signer")
@@ -109,6 +121,14 @@ def _refused_by_record(verdict: Verdict) -> Refusal | None:
     return None if verdict.reason is None else _RECORD_REFUSALS[verdict.reason]
 
 
+RemoteRequest = Callable[[bytes], SigningRequest]
+"""signing root -> the Web3Signer request for it (built only when a remote key signs)."""
+
+
+async def _no_signatures() -> dict[bytes, list[bytes]]:
+    return {}
+
+
 def _sign_grouped(groups: Mapping[bytes, Sequence[int]]) -> dict[bytes, list[bytes]]:
     """One ``sign_many`` per distinct signing root (the message is hashed to G2 once)."""
     return {root: crypto_backend.sign_many(list(sks), root) for root, sks in groups.items()}
@@ -118,6 +138,7 @@ def _sign_grouped(groups: Mapping[bytes, Sequence[int]]) -> dict[bytes, list[byt
 class _JudgedData:
     """One AttestationData's checks and signing root, shared by every key attesting to it."""
 
+    data: View
     slot: int
     source: int
     target: int
@@ -159,6 +180,18 @@ class Signer:
         """
         await self._keys.add(keys)
         self._keys_changed()
+
+    async def add_remote_keys(self, keys: Mapping[bytes, RemoteSigner]) -> None:
+        """Hold keys that a remote signer signs for (pubkey -> its signer).
+
+        They pass every check and the record exactly as local keys do; only the signature
+        is asked of the remote signer (``validator.signing.remote``) and verified.
+        """
+        await self._keys.add_remote(keys)
+        self._keys_changed()
+
+    def is_remote(self, pubkey: bytes) -> bool:
+        return self._keys.is_remote(pubkey)
 
     async def remove_keys(self, pubkeys: Iterable[bytes]) -> list[bytes]:
         """Stop signing with these keys; returns the removed ones once nothing signs with them."""
@@ -206,24 +239,51 @@ class Signer:
     async def sign_block(self, pubkey: bytes, produced: ProducedBlock) -> SignedBlock:
         """Check, record, then sign a (blinded) block; SigningRefusedError when refused."""
         kind = SigningKind.BLINDED_BLOCK if produced.blinded else SigningKind.BLOCK
+        if produced.preset is not self.chain.preset:
+            # A caller's mistake (blocks are read with the chain's preset), not the node's.
+            raise TypeError(
+                f"a {produced.preset.name}-preset block, but the chain runs the "
+                f"{self.chain.preset.name} preset"
+            )
+        signature, root = await self._sign_block(kind, pubkey, produced.block, produced.fork)
+        return SignedBlock(
+            signature=signature, signing_root=root, signed=produced.signed(signature)
+        )
+
+    async def sign_block_header(self, pubkey: bytes, header: View, fork: ForkName) -> bytes:
+        """``sign_block`` for a block known by its header (and fork) only: a remote
+        signer's request. The same checks and record; the header's root is the block's."""
+        signature, _ = await self._sign_block(SigningKind.BLOCK, pubkey, header, fork)
+        return signature
+
+    async def _sign_block(
+        self, kind: SigningKind, pubkey: bytes, block: View, fork: ForkName
+    ) -> tuple[bytes, bytes]:
         started = time.perf_counter()
-        slot = int(produced.block.slot)
+        slot = int(block.slot)
         async with self._keys.hold([pubkey]) as hold:
             refusal = self._block_precheck(pubkey, slot, hold)
             root = b""
             if refusal is None:
-                refusal = self._block_fork_check(produced, slot)
+                refusal = self._block_fork_check(fork, slot)
             if refusal is None:
-                root = block_signing_root(self.chain, produced.block)
+                root = block_signing_root(self.chain, block)
                 refusal = await self._record_block(pubkey, slot)
             if refusal is not None:
                 self._refused(kind, [pubkey], refusal, f"slot {slot}")
                 raise SigningRefusedError(kind, pubkey, refusal)
-            signature = await self._sign_held(kind, hold, pubkey, root, f"slot {slot}")
+            signature = await self._sign_held(
+                kind,
+                hold,
+                pubkey,
+                root,
+                lambda root: request_for(
+                    SignType.BLOCK_V2, self.chain, block_header(block), root, version=fork
+                ),
+                f"slot {slot}",
+            )
         BLOCK_SIGNING_SECONDS.observe(time.perf_counter() - started)
-        return SignedBlock(
-            signature=signature, signing_root=root, signed=produced.signed(signature)
-        )
+        return signature, root
 
     def _block_precheck(
         self, pubkey: bytes, slot: int, hold: KeyHold | None = None
@@ -240,19 +300,12 @@ class Signer:
             return Refusal(RefusalReason.UNSUPPORTED_FORK, str(error))
         return None
 
-    def _block_fork_check(self, produced: ProducedBlock, slot: int) -> Refusal | None:
-        if produced.preset is not self.chain.preset:
-            # A caller's mistake (blocks are read with the chain's preset), not the node's.
-            raise TypeError(
-                f"a {produced.preset.name}-preset block, but the chain runs the "
-                f"{self.chain.preset.name} preset"
-            )
+    def _block_fork_check(self, fork: ForkName, slot: int) -> Refusal | None:
         expected = self.chain.fork_name_at(self.chain.epoch_at_slot(slot))
-        if produced.fork is not expected:
+        if fork is not expected:
             return Refusal(
                 RefusalReason.WRONG_FORK,
-                f"a {produced.fork.value} block for slot {slot}, where the chain is in "
-                f"{expected.value}",
+                f"a {fork.value} block for slot {slot}, where the chain is in {expected.value}",
             )
         return None
 
@@ -297,10 +350,12 @@ class Signer:
                 else:
                     results[index] = SigningResult(request.pubkey, refusal=refusal)
             recorded = await self._record_attestations(requests, candidates, results)
+            data_of = {verdict.signing_root: verdict.data for _, verdict in recorded}
             signed = await self._sign_batch_held(
                 kind,
                 hold,
                 [(requests[index].pubkey, verdict.signing_root) for index, verdict in recorded],
+                lambda root: request_for(SignType.ATTESTATION, self.chain, data_of[root], root),
             )
             for (index, _), result in zip(recorded, signed, strict=True):
                 results[index] = result
@@ -323,7 +378,7 @@ class Signer:
                 signing_root = attestation_signing_root(self.chain, data)
             except UnsupportedForkError as error:
                 refusal = Refusal(RefusalReason.UNSUPPORTED_FORK, str(error))
-        return _JudgedData(slot, source, target, signing_root, refusal)
+        return _JudgedData(data, slot, source, target, signing_root, refusal)
 
     async def _record_attestations(
         self,
@@ -359,7 +414,10 @@ class Signer:
 
     async def sign_randao_reveal(self, pubkey: bytes, epoch: int) -> bytes:
         return await self._sign_one(
-            SigningKind.RANDAO_REVEAL, pubkey, lambda: randao_reveal_signing_root(self.chain, epoch)
+            SigningKind.RANDAO_REVEAL,
+            pubkey,
+            lambda: randao_reveal_signing_root(self.chain, epoch),
+            self._remote(SignType.RANDAO_REVEAL, RandaoReveal(epoch=epoch)),
         )
 
     async def sign_selection_proof(self, pubkey: bytes, slot: int) -> bytes:
@@ -368,6 +426,7 @@ class Signer:
             SigningKind.SELECTION_PROOF,
             pubkey,
             lambda: selection_proof_signing_root(self.chain, slot),
+            self._remote(SignType.AGGREGATION_SLOT, AggregationSlot(slot=slot)),
         )
 
     async def sign_sync_committee_message(
@@ -377,6 +436,10 @@ class Signer:
             SigningKind.SYNC_COMMITTEE_MESSAGE,
             pubkey,
             lambda: sync_committee_message_signing_root(self.chain, slot, beacon_block_root),
+            self._remote(
+                SignType.SYNC_COMMITTEE_MESSAGE,
+                SyncCommitteeMessageData(beacon_block_root=beacon_block_root, slot=slot),
+            ),
         )
 
     async def sign_sync_committee_selection_proof(
@@ -387,6 +450,10 @@ class Signer:
             pubkey,
             lambda: sync_committee_selection_proof_signing_root(
                 self.chain, slot, subcommittee_index
+            ),
+            self._remote(
+                SignType.SYNC_COMMITTEE_SELECTION_PROOF,
+                SyncAggregatorSelectionData(slot=slot, subcommittee_index=subcommittee_index),
             ),
         )
 
@@ -399,6 +466,15 @@ class Signer:
             SigningKind.AGGREGATE_AND_PROOF,
             pubkey,
             lambda: aggregate_and_proof_signing_root(self.chain, aggregate_and_proof),
+            lambda root: request_for(
+                SignType.AGGREGATE_AND_PROOF_V2,
+                self.chain,
+                aggregate_and_proof,
+                root,
+                version=self.chain.fork_name_at(
+                    self.chain.epoch_at_slot(int(aggregate_and_proof.aggregate.data.slot))
+                ),
+            ),
         )
         return containers.SignedAggregateAndProof(message=aggregate_and_proof, signature=signature)
 
@@ -412,6 +488,7 @@ class Signer:
             SigningKind.CONTRIBUTION_AND_PROOF,
             pubkey,
             lambda: contribution_and_proof_signing_root(self.chain, contribution_and_proof),
+            self._remote(SignType.SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF, contribution_and_proof),
         )
         return containers.SignedContributionAndProof(
             message=contribution_and_proof, signature=signature
@@ -426,6 +503,13 @@ class Signer:
             lambda: voluntary_exit_signing_root(
                 self.chain, voluntary_exit, current_epoch=current_epoch
             ),
+            lambda root: request_for(
+                SignType.VOLUNTARY_EXIT,
+                self.chain,
+                voluntary_exit,
+                root,
+                exit_current_epoch=current_epoch,
+            ),
         )
         return SignedVoluntaryExit(message=voluntary_exit, signature=signature)
 
@@ -436,6 +520,7 @@ class Signer:
             SigningKind.VALIDATOR_REGISTRATION,
             pubkey,
             lambda: validator_registration_signing_root(self.chain, registration),
+            self._remote(SignType.VALIDATOR_REGISTRATION, registration),
         )
         return SignedValidatorRegistrationV1(message=registration, signature=signature)
 
@@ -450,7 +535,11 @@ class Signer:
             root = selection_proof_signing_root(self.chain, slot)
         except UnsupportedForkError as error:
             return self._refuse_unsupported_fork(kind, pubkeys, error)
-        return await self._sign_batch(kind, [(pubkey, root) for pubkey in pubkeys])
+        return await self._sign_batch(
+            kind,
+            [(pubkey, root) for pubkey in pubkeys],
+            self._remote(SignType.AGGREGATION_SLOT, AggregationSlot(slot=slot)),
+        )
 
     async def sign_sync_committee_messages(
         self, slot: int, beacon_block_root: bytes, pubkeys: Sequence[bytes]
@@ -461,43 +550,73 @@ class Signer:
             root = sync_committee_message_signing_root(self.chain, slot, beacon_block_root)
         except UnsupportedForkError as error:
             return self._refuse_unsupported_fork(kind, pubkeys, error)
-        return await self._sign_batch(kind, [(pubkey, root) for pubkey in pubkeys])
+        return await self._sign_batch(
+            kind,
+            [(pubkey, root) for pubkey in pubkeys],
+            self._remote(
+                SignType.SYNC_COMMITTEE_MESSAGE,
+                SyncCommitteeMessageData(beacon_block_root=beacon_block_root, slot=slot),
+            ),
+        )
 
     async def sign_sync_committee_selection_proofs(
         self, requests: Sequence[SyncSelectionRequest]
     ) -> list[SigningResult]:
         kind = SigningKind.SYNC_COMMITTEE_SELECTION_PROOF
         roots: dict[tuple[int, int], bytes] = {}
+        selections: dict[bytes, tuple[int, int]] = {}
         jobs = []
         try:
             for request in requests:
                 key = (request.slot, request.subcommittee_index)
                 if key not in roots:
                     roots[key] = sync_committee_selection_proof_signing_root(self.chain, *key)
+                    selections[roots[key]] = key
                 jobs.append((request.pubkey, roots[key]))
         except UnsupportedForkError as error:
             return self._refuse_unsupported_fork(
                 kind, [request.pubkey for request in requests], error
             )
-        return await self._sign_batch(kind, jobs)
+
+        def remote(root: bytes) -> SigningRequest:
+            slot, subcommittee_index = selections[root]
+            selection = SyncAggregatorSelectionData(
+                slot=slot, subcommittee_index=subcommittee_index
+            )
+            return request_for(SignType.SYNC_COMMITTEE_SELECTION_PROOF, self.chain, selection, root)
+
+        return await self._sign_batch(kind, jobs, remote)
 
     async def sign_validator_registrations(
         self, registrations: Sequence[View]
     ) -> list[SigningResult]:
         """ValidatorRegistrationV1 messages, each signed by the key it names."""
-        jobs = [
-            (
-                bytes(registration.pubkey),
-                validator_registration_signing_root(self.chain, registration),
-            )
-            for registration in registrations
-        ]
-        return await self._sign_batch(SigningKind.VALIDATOR_REGISTRATION, jobs)
+        by_root: dict[bytes, View] = {}
+        jobs = []
+        for registration in registrations:
+            root = validator_registration_signing_root(self.chain, registration)
+            by_root[root] = registration
+            jobs.append((bytes(registration.pubkey), root))
+        return await self._sign_batch(
+            SigningKind.VALIDATOR_REGISTRATION,
+            jobs,
+            lambda root: request_for(
+                SignType.VALIDATOR_REGISTRATION, self.chain, by_root[root], root
+            ),
+        )
 
     # ------------------------------------------------------------------ signing
 
+    def _remote(self, sign_type: SignType, message: View) -> RemoteRequest:
+        """The remote request for ``message`` at a root (its fork_info the chain's)."""
+        return lambda root: request_for(sign_type, self.chain, message, root)
+
     async def _sign_one(
-        self, kind: SigningKind, pubkey: bytes, signing_root: Callable[[], bytes]
+        self,
+        kind: SigningKind,
+        pubkey: bytes,
+        signing_root: Callable[[], bytes],
+        remote: RemoteRequest,
     ) -> bytes:
         async with self._keys.hold([pubkey]) as hold:
             refusal = None
@@ -511,23 +630,37 @@ class Signer:
             if refusal is not None:
                 self._refused(kind, [pubkey], refusal)
                 raise SigningRefusedError(kind, pubkey, refusal)
-            return await self._sign_held(kind, hold, pubkey, root)
+            return await self._sign_held(kind, hold, pubkey, root, remote)
 
     async def _sign_held(
-        self, kind: SigningKind, hold: KeyHold, pubkey: bytes, root: bytes, what: str = ""
+        self,
+        kind: SigningKind,
+        hold: KeyHold,
+        pubkey: bytes,
+        root: bytes,
+        remote: RemoteRequest,
+        what: str = "",
     ) -> bytes:
-        """Sign ``root`` with one held key, if it is still in the ring."""
+        """Sign ``root`` with one held key, if it is still in the ring (a remote key: ask
+        its signer with ``remote(root)`` and verify the answer)."""
         secret = (await hold.secrets([pubkey])).get(pubkey)
         if secret is None:
             refusal = Refusal(RefusalReason.KEY_REMOVED, "the key was removed before signing")
             self._refused(kind, [pubkey], refusal, what)
             raise SigningRefusedError(kind, pubkey, refusal)
-        signature = await run_to_completion(crypto_backend.sign, secret, root)
+        if isinstance(secret, RemoteSigner):
+            try:
+                signature = await secret.sign(pubkey, remote(root))
+            except RemoteSigningError as error:
+                self._refused(kind, [pubkey], error.refusal, what)
+                raise SigningRefusedError(kind, pubkey, error.refusal) from None
+        else:
+            signature = await run_to_completion(crypto_backend.sign, secret, root)
         SIGNATURES.labels(kind.value).inc()
         return signature
 
     async def _sign_batch(
-        self, kind: SigningKind, jobs: Sequence[tuple[bytes, bytes]]
+        self, kind: SigningKind, jobs: Sequence[tuple[bytes, bytes]], remote: RemoteRequest
     ) -> list[SigningResult]:
         """Sign (pubkey, signing root) jobs that need no record; one result per job."""
         async with self._keys.hold(pubkey for pubkey, _ in jobs) as hold:
@@ -543,7 +676,9 @@ class Signer:
                             RefusalReason.UNKNOWN_KEY, "the signer does not hold this key"
                         ),
                     )
-            signed = await self._sign_batch_held(kind, hold, [jobs[index] for index in known])
+            signed = await self._sign_batch_held(
+                kind, hold, [jobs[index] for index in known], remote
+            )
             for index, result in zip(known, signed, strict=True):
                 results[index] = result
         final = [result for result in results if result is not None]
@@ -551,20 +686,64 @@ class Signer:
         return final
 
     async def _sign_batch_held(
-        self, kind: SigningKind, hold: KeyHold, jobs: Sequence[tuple[bytes, bytes]]
+        self,
+        kind: SigningKind,
+        hold: KeyHold,
+        jobs: Sequence[tuple[bytes, bytes]],
+        remote: RemoteRequest,
     ) -> list[SigningResult]:
-        """Sign held (pubkey, root) jobs grouped by root; keys removed meanwhile are refused."""
+        """Sign held (pubkey, root) jobs grouped by root; keys removed meanwhile are refused.
+
+        Local keys sign in one ``sign_many`` per root while the remote keys' requests run
+        at the same time (each remote signer caps its own requests in flight).
+        """
         if not jobs:
             return []
         secrets = await hold.secrets(pubkey for pubkey, _ in jobs)
         groups: dict[bytes, list[int]] = defaultdict(list)
         members: dict[bytes, list[int]] = defaultdict(list)
+        remote_jobs: list[tuple[int, RemoteSigner]] = []
         for index, (pubkey, root) in enumerate(jobs):
             secret = secrets.get(pubkey)
-            if secret is not None:
+            if isinstance(secret, RemoteSigner):
+                remote_jobs.append((index, secret))
+            elif secret is not None:
                 groups[root].append(secret)
                 members[root].append(index)
-        signatures = await run_to_completion(_sign_grouped, groups) if groups else {}
+        remote_results: dict[int, SigningResult] = {}
+        if remote_jobs:
+            bodies: dict[bytes, SigningRequest] = {}
+            answers: list[tuple[int, RemoteSigner, bytes]] = []
+
+            async def ask(index: int, signer: RemoteSigner) -> None:
+                pubkey, root = jobs[index]
+                if root not in bodies:
+                    bodies[root] = remote(root)
+                try:
+                    answers.append(
+                        (index, signer, await signer.sign(pubkey, bodies[root], verify=False))
+                    )
+                except RemoteSigningError as error:
+                    remote_results[index] = SigningResult(pubkey, refusal=error.refusal)
+
+            local = asyncio.ensure_future(
+                run_to_completion(_sign_grouped, groups) if groups else _no_signatures()
+            )
+            await asyncio.gather(*(ask(index, signer) for index, signer in remote_jobs))
+            # Every answer checked against its key and root before use, in one batch check.
+            valid = await run_to_completion(
+                verify_batch, [(*jobs[index], signature) for index, _, signature in answers]
+            )
+            for (index, signer, signature), ok in zip(answers, valid, strict=True):
+                pubkey = jobs[index][0]
+                if ok:
+                    signer.accepted()
+                    remote_results[index] = SigningResult(pubkey, signature=signature)
+                else:
+                    remote_results[index] = SigningResult(pubkey, refusal=signer.rejected().refusal)
+            signatures = await local
+        else:
+            signatures = await run_to_completion(_sign_grouped, groups) if groups else {}
         results: list[SigningResult] = [
             SigningResult(
                 pubkey,
@@ -575,7 +754,11 @@ class Signer:
         for root, indices in members.items():
             for index, signature in zip(indices, signatures[root], strict=True):
                 results[index] = SigningResult(jobs[index][0], signature=signature)
-        made = sum(len(indices) for indices in members.values())
+        for index, result in remote_results.items():
+            results[index] = result
+        made = sum(len(indices) for indices in members.values()) + sum(
+            1 for result in remote_results.values() if result.signed
+        )
         if made:
             SIGNATURES.labels(kind.value).inc(made)
         return results

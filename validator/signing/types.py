@@ -49,6 +49,12 @@ class RefusalReason(StrEnum):
     """A block built for another fork than the chain's at the block's epoch."""
     UNSUPPORTED_FORK = "unsupported_fork"
     """The epoch lies in a fork this client does not know how to sign for."""
+    REMOTE_SIGNER_UNAVAILABLE = "remote_signer_unavailable"
+    """A remote key's signer could not be reached (or answered 5xx) in time."""
+    REMOTE_SIGNER_REFUSED = "remote_signer_refused"
+    """A remote key's signer refused (its own slashing protection, an unknown key...)."""
+    REMOTE_SIGNATURE_INVALID = "remote_signature_invalid"
+    """A remote key's signer answered a signature that does not verify: never used."""
 
 
 @dataclass(frozen=True)

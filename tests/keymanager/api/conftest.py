@@ -22,6 +22,7 @@ from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.spec import ChainSpec
 from validator.devnet.openapi_check import BeaconApiSpec, load_keymanager_api_spec
 from validator.keymanager_server import KeymanagerSigning
+from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
 
 
@@ -66,12 +67,23 @@ def chain_indices() -> dict[bytes, int]:
 
 
 @pytest.fixture
+async def remote_sources(
+    store: ValidatorStore, chain: ChainSpec
+) -> AsyncIterator[RemoteKeySources]:
+    """The remote signers of the API's remote keys (none is asked in these tests)."""
+    sources = RemoteKeySources(store, chain)
+    yield sources
+    await sources.close()
+
+
+@pytest.fixture
 def context(
     store: ValidatorStore,
     record: SlashingProtection,
     signer: Signer,
     chain: ChainSpec,
     chain_indices: dict[bytes, int],
+    remote_sources: RemoteKeySources,
 ) -> KeymanagerContext:
     async def resolve(pubkey: bytes) -> int | None:
         return chain_indices.get(pubkey)
@@ -79,7 +91,7 @@ def context(
     return KeymanagerContext(
         store=store,
         record=record,
-        signer=KeymanagerSigning(signer),
+        signer=KeymanagerSigning(signer, remote_sources),
         genesis_validators_root=chain.genesis_validators_root,
         resolve_validator_index=resolve,
         default_fee_recipient=bytes.fromhex("ab" * 20),

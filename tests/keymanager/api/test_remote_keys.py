@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import crypto_backend
 from keymanager.store import ValidatorStore
-from tests.keymanager.api.support import Api, hex_pubkey, import_body, pubkey
+from slashing_protection import SlashingProtection
+from tests.keymanager.api.support import GVR, Api, hex_pubkey, import_body, pubkey, secret
+from validator.consensus.signing_roots import randao_reveal_signing_root
+from validator.consensus.spec import ChainSpec
+from validator.signer_server import SignerApi, start_signer_api
+from validator.signing.signer import Signer
 
 REMOTE = "/eth/v1/remotekeys"
 URL = "https://signer.example:9000"
@@ -69,3 +75,31 @@ async def test_bad_input_is_400_and_stores_nothing(api: Api, store: ValidatorSto
     assert (await api.post(REMOTE, data=b"[")).status == 400
     # Those 400s are not in the spec's list for this route; they are judged by ErrorResponse.
     assert api.checker.outside_spec
+
+
+async def test_an_imported_remote_key_signs_through_its_signer_until_deleted(
+    api: Api, tmp_path: Path, chain: ChainSpec, signer: Signer, record: SlashingProtection
+) -> None:
+    # A real signer API on loopback holding key 5, over its own record.
+    served_dir = tmp_path / "served"
+    served_dir.mkdir()
+    with SlashingProtection.open(served_dir, GVR, register=[pubkey(5)]) as served_record:
+        served = Signer(chain, served_record)
+        await served.add_keys({pubkey(5): secret(5)})
+        runner = await start_signer_api(SignerApi(served, chain), "127.0.0.1", 0)
+        try:
+            url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+            body = {"remote_keys": [{"pubkey": hex_pubkey(5), "url": url}]}
+            assert (await api.post(REMOTE, body)).statuses == ["imported"]
+            # Registered in this validator's record, held by its signer as a remote key.
+            assert record.contains(pubkey(5)) and signer.is_remote(pubkey(5))
+            epoch = 3
+            signature = await signer.sign_randao_reveal(pubkey(5), epoch)
+            root = randao_reveal_signing_root(chain, epoch)
+            assert crypto_backend.verify(pubkey(5), root, signature)
+            assert (await api.delete(REMOTE, {"pubkeys": [hex_pubkey(5)]})).statuses == [
+                "deleted"
+            ]
+            assert not signer.has_key(pubkey(5))
+        finally:
+            await runner.cleanup()

@@ -58,11 +58,12 @@ async def test_exit_defaults_to_the_current_epoch(
 async def test_exit_refusals(api: Api, active_key: int, chain_indices: dict[bytes, int]) -> None:
     # Not a key of this validator.
     assert (await api.post(exit_route(2))).status == 404
-    # A remote key is not signed for here.
-    remote = {"remote_keys": [{"pubkey": hex_pubkey(3), "url": "https://signer.example"}]}
+    # A remote key's exit is asked of its signer; one that cannot be reached signs nothing.
+    remote = {"remote_keys": [{"pubkey": hex_pubkey(3), "url": "http://127.0.0.1:9"}]}
     await api.post("/eth/v1/remotekeys", remote)
     chain_indices[pubkey(3)] = 7
-    assert (await api.post(exit_route(3))).status == 404
+    answer = await api.post(exit_route(3))
+    assert answer.status == 400 and "remote_signer_unavailable" in answer.message
     # A key the chain does not know (deposit not processed).
     await api.post("/eth/v1/keystores", import_body([4]))
     answer = await api.post(exit_route(4))
