@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 from tests.support.beacon_fixtures import NodeStarter
@@ -17,6 +18,8 @@ from tests.validator.conftest import ServiceRunner
 from tests.validator.signing.metrics_support import refusals
 from validator.beacon import routes
 from validator.consensus.encoding import to_hex
+from validator.halts import HaltReason, HaltStore
+from validator.service import StartupError
 
 LOCAL = 4  # interop keys 0..3 in the directory; 4..7 behind the stalled signer
 
@@ -68,3 +71,57 @@ async def test_a_stalled_remote_signer_holds_back_no_local_key(
     # Counted where the timeout ran out inside a duty's time (slots here are 0.6 s, the
     # timeout at least 1 s: most remote duties are abandoned at their deadline first).
     assert refusals("selection_proof", "remote_signer_unavailable") > before
+
+
+def _listing_signer(pubkeys: list[bytes]) -> web.Application:
+    async def public_keys(request: web.Request) -> web.Response:
+        return web.json_response([to_hex(pubkey) for pubkey in pubkeys])
+
+    app = web.Application()
+    app.router.add_get("/api/v1/eth2/publicKeys", public_keys)
+    return app
+
+
+async def test_a_halted_remote_key_is_refused_at_start_like_a_local_one(
+    start_node: NodeStarter,
+    run_service: ServiceRunner,
+    validators_dir: Callable[..., Path],
+    aiohttp_server: object,
+) -> None:
+    node, url = await start_node(DutyNode, validator_count=2 * LOCAL)
+    directory = validators_dir(LOCAL)
+    remote = [pubkey for _, pubkey in node.keys[LOCAL:]]
+    HaltStore(directory).halt(remote[0], HaltReason.SLASHED, "slashed in epoch 2", 2)
+    signer = await aiohttp_server(_listing_signer(remote))  # type: ignore[operator]
+    service = await run_service(
+        url,
+        directory,
+        stop_after=2 * node.chain.seconds_per_slot,
+        init_slashing_protection=True,
+        remote_signer_urls=[f"http://127.0.0.1:{signer.port}"],
+    )
+    assert service.gate is not None
+    held = set(service.gate.signer.pubkeys())
+    assert remote[0] not in held
+    assert set(remote[1:]) <= held
+
+
+async def test_doppelganger_protection_with_remote_keys_stops_the_start(
+    start_node: NodeStarter,
+    run_service: ServiceRunner,
+    validators_dir: Callable[..., Path],
+    aiohttp_server: object,
+) -> None:
+    """The wait holds local keys only: remote keys must not sign unwatched."""
+    node, url = await start_node(DutyNode, validator_count=2 * LOCAL)
+    remote = [pubkey for _, pubkey in node.keys[LOCAL:]]
+    signer = await aiohttp_server(_listing_signer(remote))  # type: ignore[operator]
+    with pytest.raises(StartupError, match="does not yet watch remote keys"):
+        await run_service(
+            url,
+            validators_dir(LOCAL),
+            stop_after=2 * node.chain.seconds_per_slot,
+            init_slashing_protection=True,
+            doppelganger_protection=True,
+            remote_signer_urls=[f"http://127.0.0.1:{signer.port}"],
+        )
