@@ -351,3 +351,18 @@ pub fn bare_core_verify(pubkey: &G1Affine, message: &[u8], signature: &[u8]) -> 
     };
     status == BLST_ERROR::BLST_SUCCESS
 }
+
+/// `rounds` rounds of eight independent blst multiplications (mul_mont_384) of
+/// Montgomery-form values: the baseline of bench/crypto.py's 8-lane multiplication.
+pub fn fp_mul_rounds(rounds: usize) -> [blst_fp; 8] {
+    let factor = blst_fp { l: [3, 0, 0, 0, 0, 0] };
+    let mut values: [blst_fp; 8] = std::array::from_fn(|i| blst_fp { l: [i as u64 + 1, 0, 0, 0, 0, 0] });
+    for _ in 0..rounds {
+        for value in values.iter_mut() {
+            let previous = std::hint::black_box(*value);
+            // SAFETY: three live field elements, the output distinct from the inputs.
+            unsafe { blst_fp_mul(value, &previous, &factor) };
+        }
+    }
+    values
+}

@@ -15,8 +15,13 @@
 mod batch;
 mod cache;
 mod curve;
+mod fp8;
+mod g1_lanes;
+mod lane;
 mod lanes;
 mod secret;
+mod simd;
+mod simd_hooks;
 mod suite;
 mod test_panic;
 
@@ -352,7 +357,7 @@ impl G2Point {
 
 #[pyfunction]
 fn decode_g1(py: Python<'_>, data: &[u8]) -> PyResult<G1Point> {
-    match without_gil(py, || curve::decode_g1(data))? {
+    match without_gil(py, || g1_lanes::decode_many(&[data])[0])? {
         Ok(point) => Ok(G1Point { point }),
         Err(error) => Err(bls_error(py, format!("invalid G1 point: {error}"))),
     }
@@ -534,5 +539,13 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(baseline_decode_pubkey, module)?)?;
     module.add_function(wrap_pyfunction!(baseline_core_verify, module)?)?;
     module.add_function(wrap_pyfunction!(baseline_sign_hashed, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::set_simd, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::simd_path, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::ifma_available, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::lane_op, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::fp8_op, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::g1_decode_on, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::bench_fp8_mul, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::bench_blst_fp_mul, module)?)?;
     Ok(())
 }

@@ -1,0 +1,231 @@
+//! Batch decompression of G1 points (public keys) with the subgroup check, eight
+//! keys per kernel pass, with the verdicts and messages of `curve::decode_g1`.
+//!
+//! Each key is first read on its own (length, flags, identity encodings, x below p:
+//! byte rules, no field arithmetic). The keys left are packed eight to a chunk; the
+//! kernel computes y = sqrt(x^3 + 4) (a fixed exponentiation), picks the root the
+//! sign flag names, and checks membership in G1 by sigma(P) == -[z^2]P, where
+//! sigma(x, y) = (beta*x, y) and z is the curve's parameter (the endomorphism test of
+//! Scott, eprint 2021/1130, section 6; blst and arkworks check the same property).
+//! A lane whose double-and-add chain meets an exceptional case of the incomplete
+//! addition formula (the point is then of small order, never in G1) is left
+//! undecided and goes to blst, and so do chunks too small to be worth a pass.
+
+use crate::curve::{self, G1Affine, PUBKEY_LENGTH};
+use crate::fp8::{self, Fe, Fp8, Limbs};
+use crate::lane::LaneOps;
+use crate::simd::{self, Kernel, Path};
+use blst::{blst_fp, blst_p1_affine};
+
+pub type Decoded = Result<G1Affine, &'static str>;
+
+/// 4 in our Montgomery form (the curve is y^2 = x^3 + 4).
+const B4: Limbs = [
+    0xc203aa3a7e6bb, 0x99c5b63f91e5d, 0xec2218e49b9f5, 0xb47d6b297d25b,
+    0x36f29b533dd05, 0xaac3b92d6d85a, 0x25d100f5559b6, 0x5208,
+];
+/// beta, a cube root of unity in Fp (Montgomery form), the one for which
+/// sigma acts on G1 as multiplication by -z^2.
+const BETA: Limbs = [
+    0xd75aaff33455f, 0xd095356b7cbb6, 0x953a2f6fa079f, 0x1080cf0a3d697,
+    0x3f7de3465fe7c, 0x1f71fd6896ec, 0xd9dd9cc172747, 0x7d91,
+];
+/// z^2 for z = -0xd201000000010000 (public: its bits steer the chain).
+const Z_SQUARED: u128 = 0xac45a4010001a4020000000100000000;
+
+const NOT_ON_CURVE: &str = "point not on the curve";
+const NOT_IN_GROUP: &str = "point not in the subgroup";
+const NOT_IN_G1: &str = "point not in the G1 subgroup";
+const BAD_ENCODING: &str = "bad encoding";
+
+/// Fewest keys of a chunk worth a kernel pass on each path (below: blst). The
+/// portable layer takes even one key, so that the tests drive every decode through it.
+fn min_fill(path: Path) -> usize {
+    match path {
+        Path::Portable => 1,
+        _ => 4,
+    }
+}
+
+enum Read {
+    Done(Decoded),
+    Candidate { x: Limbs, larger: bool },
+}
+
+/// blst_p1_uncompress's byte rules, then our one-encoding-per-point rule.
+fn read(data: &[u8]) -> Read {
+    let Ok(bytes) = <&[u8; PUBKEY_LENGTH]>::try_from(data) else {
+        return Read::Done(Err("a G1 point is 48 bytes"));
+    };
+    let flags = bytes[0];
+    if flags & 0x80 == 0 {
+        return Read::Done(Err(BAD_ENCODING));
+    }
+    if flags & 0x40 != 0 {
+        let rest_zero = flags & 0x3f == 0 && bytes[1..].iter().all(|&b| b == 0);
+        return Read::Done(if rest_zero { Ok(G1Affine::default()) } else { Err(BAD_ENCODING) });
+    }
+    let mut x_bytes = *bytes;
+    x_bytes[0] &= 0x1f;
+    let x = fp8::limbs_from_be(&x_bytes);
+    if !fp8::below_modulus(&x) {
+        return Read::Done(Err(BAD_ENCODING));
+    }
+    Read::Candidate { x, larger: flags & 0x20 != 0 }
+}
+
+enum Lane {
+    Decided(Decoded),
+    Undecided,
+}
+
+struct DecodeChunk {
+    xs: [Limbs; 8],
+    larger: u8,
+}
+
+impl Kernel for DecodeChunk {
+    type Output = [Lane; 8];
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> [Lane; 8] {
+        decode_kernel(Fp8::new(o), &self.xs, self.larger)
+    }
+}
+
+#[inline(always)]
+fn decode_kernel<O: LaneOps>(f: Fp8<O>, xs: &[Limbs; 8], want_larger: u8) -> [Lane; 8] {
+    let x = f.to_montgomery(&f.pack(xs));
+    let rhs = f.add(&f.mul(&f.sqr(&x), &x), &f.constant(&B4));
+    let root = f.pow_public(&rhs, &fp8::SQRT_EXPONENT);
+    let on_curve = f.eq_mask(&f.sqr(&root), &rhs);
+    let larger = f.gt_mask(&f.out_of_montgomery(&root), &fp8::HALF_P);
+    let y = f.select(larger ^ want_larger, &root, &f.neg(&root));
+    let x_zero = f.is_zero_mask(&x);
+    let (in_g1, exceptional) = subgroup_masks(f, &x, &y);
+    let x_blst = f.unpack(&f.to_blst_form(&x));
+    let y_blst = f.unpack(&f.to_blst_form(&y));
+    std::array::from_fn(|lane| {
+        let bit = |mask: u8| (mask >> lane) & 1 == 1;
+        if !bit(on_curve) {
+            Lane::Decided(Err(NOT_ON_CURVE))
+        } else if bit(x_zero) {
+            Lane::Decided(Err(NOT_IN_GROUP))
+        } else if bit(exceptional) {
+            Lane::Undecided
+        } else if !bit(in_g1) {
+            Lane::Decided(Err(NOT_IN_G1))
+        } else {
+            Lane::Decided(Ok(blst_p1_affine {
+                x: blst_fp { l: fp8::words_from_limbs(&x_blst[lane]) },
+                y: blst_fp { l: fp8::words_from_limbs(&y_blst[lane]) },
+            }))
+        }
+    })
+}
+
+/// Jacobian point (X, Y, Z): affine (X/Z^2, Y/Z^3); Z = 0 is the identity.
+type Jacobian<O> = (Fe<O>, Fe<O>, Fe<O>);
+
+/// 2Q on y^2 = x^3 + b (dbl-2009-l); Y = 0 gives Z = 0, the identity, correctly.
+#[inline(always)]
+fn double<O: LaneOps>(f: Fp8<O>, (x, y, z): &Jacobian<O>) -> Jacobian<O> {
+    let a = f.sqr(x);
+    let b = f.sqr(y);
+    let c = f.sqr(&b);
+    let d = f.double(&f.sub(&f.sub(&f.sqr(&f.add(x, &b)), &a), &c));
+    let e = f.add(&f.double(&a), &a);
+    let x3 = f.sub(&f.sqr(&e), &f.double(&d));
+    let c8 = f.double(&f.double(&f.double(&c)));
+    let y3 = f.sub(&f.mul(&e, &f.sub(&d, &x3)), &c8);
+    let z3 = f.double(&f.mul(y, z));
+    (x3, y3, z3)
+}
+
+/// Q + P for affine P (madd-2007-bl), and the lanes where the formula does not
+/// apply (Q = +-P or Q = identity), whose result is then meaningless.
+#[inline(always)]
+fn add_affine<O: LaneOps>(
+    f: Fp8<O>,
+    (x1, y1, z1): &Jacobian<O>,
+    x2: &Fe<O>,
+    y2: &Fe<O>,
+) -> (Jacobian<O>, u8) {
+    let z1z1 = f.sqr(z1);
+    let u2 = f.mul(x2, &z1z1);
+    let s2 = f.mul(&f.mul(y2, z1), &z1z1);
+    let h = f.sub(&u2, x1);
+    let hh = f.sqr(&h);
+    let i = f.double(&f.double(&hh));
+    let j = f.mul(&h, &i);
+    let r = f.double(&f.sub(&s2, y1));
+    let v = f.mul(x1, &i);
+    let x3 = f.sub(&f.sub(&f.sqr(&r), &j), &f.double(&v));
+    let y3 = f.sub(&f.mul(&r, &f.sub(&v, &x3)), &f.double(&f.mul(y1, &j)));
+    let z3 = f.sub(&f.sub(&f.sqr(&f.add(z1, &h)), &z1z1), &hh);
+    let exceptional = f.is_zero_mask(&h) | f.is_zero_mask(z1);
+    ((x3, y3, z3), exceptional)
+}
+
+/// (lanes where sigma(P) == -[z^2]P, lanes left undecided) for affine P on the curve.
+#[inline(always)]
+fn subgroup_masks<O: LaneOps>(f: Fp8<O>, x: &Fe<O>, y: &Fe<O>) -> (u8, u8) {
+    let mut q: Jacobian<O> = (*x, *y, f.one());
+    let mut exceptional = 0u8;
+    for bit in (0..127).rev() {
+        q = double(f, &q);
+        if (Z_SQUARED >> bit) & 1 == 1 {
+            let (sum, odd) = add_affine(f, &q, x, y);
+            q = sum;
+            exceptional |= odd;
+        }
+    }
+    let (qx, qy, qz) = q;
+    let zz = f.sqr(&qz);
+    let x_matches = f.eq_mask(&f.mul(&f.mul(x, &f.constant(&BETA)), &zz), &qx);
+    let y_matches = f.eq_mask(&f.mul(&f.mul(y, &zz), &qz), &f.neg(&qy));
+    let in_g1 = x_matches & y_matches & !f.is_zero_mask(&qz);
+    (in_g1, exceptional)
+}
+
+/// `curve::decode_g1` of every key (same verdicts, same messages), on the lane
+/// kernels of `path`; `Path::Off` is blst's decode for each key.
+pub fn decode_many_on(keys: &[&[u8]], path: Path) -> Vec<Decoded> {
+    if path == Path::Off {
+        return keys.iter().map(|key| curve::decode_g1(key)).collect();
+    }
+    let mut out: Vec<Option<Decoded>> = Vec::with_capacity(keys.len());
+    let mut pending: Vec<(usize, Limbs, bool)> = Vec::new();
+    for (index, key) in keys.iter().enumerate() {
+        match read(key) {
+            Read::Done(decoded) => out.push(Some(decoded)),
+            Read::Candidate { x, larger } => {
+                out.push(None);
+                pending.push((index, x, larger));
+            }
+        }
+    }
+    for chunk in pending.chunks(8) {
+        let lanes = if chunk.len() >= min_fill(path) {
+            // Short chunks repeat their first key in the spare lanes.
+            let xs: [Limbs; 8] = std::array::from_fn(|lane| chunk[lane.min(chunk.len() - 1)].1);
+            let larger = (0..8)
+                .fold(0u8, |bits, lane| bits | ((chunk[lane.min(chunk.len() - 1)].2 as u8) << lane));
+            simd::run_on(path, DecodeChunk { xs, larger })
+        } else {
+            None
+        };
+        for (lane, (index, _, _)) in chunk.iter().enumerate() {
+            out[*index] = Some(match lanes.as_ref().map(|lanes| &lanes[lane]) {
+                Some(Lane::Decided(decoded)) => *decoded,
+                Some(Lane::Undecided) | None => curve::decode_g1(keys[*index]),
+            });
+        }
+    }
+    out.into_iter().map(|item| item.expect("every key decided")).collect()
+}
+
+/// `decode_many_on` on the path of this process's dispatch.
+pub fn decode_many(keys: &[&[u8]]) -> Vec<Decoded> {
+    decode_many_on(keys, simd::current())
+}
