@@ -16,6 +16,12 @@ use crate::fp8::{self, Fe, Fp8, Limbs};
 use crate::lane::LaneOps;
 use crate::simd::{self, Kernel, Path};
 use blst::{blst_fp, blst_p1_affine};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Kernel passes so far in this process (tests: the lanes really ran).
+pub static LANE_PASSES: AtomicU64 = AtomicU64::new(0);
+/// Lanes a kernel pass left undecided, decoded again by blst.
+pub static UNDECIDED_LANES: AtomicU64 = AtomicU64::new(0);
 
 pub type Decoded = Result<G1Affine, &'static str>;
 
@@ -211,6 +217,7 @@ pub fn decode_many_on(keys: &[&[u8]], path: Path) -> Vec<Decoded> {
             let xs: [Limbs; 8] = std::array::from_fn(|lane| chunk[lane.min(chunk.len() - 1)].1);
             let larger = (0..8)
                 .fold(0u8, |bits, lane| bits | ((chunk[lane.min(chunk.len() - 1)].2 as u8) << lane));
+            LANE_PASSES.fetch_add(1, Ordering::Relaxed);
             simd::run_on(path, DecodeChunk { xs, larger })
         } else {
             None
@@ -218,7 +225,11 @@ pub fn decode_many_on(keys: &[&[u8]], path: Path) -> Vec<Decoded> {
         for (lane, (index, _, _)) in chunk.iter().enumerate() {
             out[*index] = Some(match lanes.as_ref().map(|lanes| &lanes[lane]) {
                 Some(Lane::Decided(decoded)) => *decoded,
-                Some(Lane::Undecided) | None => curve::decode_g1(keys[*index]),
+                Some(Lane::Undecided) => {
+                    UNDECIDED_LANES.fetch_add(1, Ordering::Relaxed);
+                    curve::decode_g1(keys[*index])
+                }
+                None => curve::decode_g1(keys[*index]),
             });
         }
     }

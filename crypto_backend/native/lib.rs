@@ -122,12 +122,15 @@ fn lane_count() -> usize {
     lanes::lanes()
 }
 
-/// Pairing checks and hashes to G2 so far in this process (for the tests).
+/// Pairing checks, hashes to G2 and G1 lane-kernel passes so far in this process
+/// (for the tests).
 #[pyfunction]
 fn counters(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("pairing_checks", curve::PAIRING_CHECKS.load(Ordering::SeqCst))?;
     dict.set_item("hashes_to_g2", curve::HASHES_TO_G2.load(Ordering::SeqCst))?;
+    dict.set_item("g1_lane_passes", g1_lanes::LANE_PASSES.load(Ordering::SeqCst))?;
+    dict.set_item("g1_undecided_lanes", g1_lanes::UNDECIDED_LANES.load(Ordering::SeqCst))?;
     Ok(dict)
 }
 
