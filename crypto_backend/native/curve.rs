@@ -267,6 +267,14 @@ impl SecretScalar {
         }
     }
 
+    /// The scalar as four little-endian 64-bit words (for the lane kernels; the
+    /// caller zeroes its copy).
+    pub fn le_words(&self) -> [u64; 4] {
+        std::array::from_fn(|word| {
+            u64::from_le_bytes(self.0.b[8 * word..8 * word + 8].try_into().expect("8 bytes"))
+        })
+    }
+
     pub fn public_key(&self) -> G1 {
         let mut out = G1::default();
         // SAFETY: one live scalar in, one point out (blst's constant-time path).

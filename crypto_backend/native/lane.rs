@@ -142,6 +142,10 @@ impl LaneOps for Portable {
     #[inline(always)]
     fn select(self, mask: u8, when_clear: [u64; 8], when_set: [u64; 8]) -> [u64; 8] {
         // Branch-free: the mask may come from secret data (constant-time callers).
+        // black_box hides where the mask came from: without it LLVM turns a scan of
+        // a table by one-hot masks back into a table index (a secret memory index,
+        // as valgrind showed in tests/crypto_backend/test_constant_time.py).
+        let mask = std::hint::black_box(mask);
         let mut out = [0u64; 8];
         for lane in 0..8 {
             let all = 0u64.wrapping_sub(((mask >> lane) & 1) as u64);

@@ -17,6 +17,7 @@ mod cache;
 mod curve;
 mod fp8;
 mod g1_lanes;
+mod g1_mul_lanes;
 mod lane;
 mod lanes;
 mod secret;
@@ -550,5 +551,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(simd_hooks::g1_decode_on, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::bench_fp8_mul, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::bench_blst_fp_mul, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::sk_to_pk_lanes, module)?)?;
     Ok(())
 }

@@ -7,6 +7,7 @@
 use crate::curve;
 use crate::fp8::{self, Fp8, Limbs};
 use crate::g1_lanes;
+use crate::g1_mul_lanes;
 use crate::lane::LaneOps;
 use crate::simd::{self, Kernel, Path};
 use crate::without_gil;
@@ -323,4 +324,49 @@ pub fn bench_blst_fp_mul(py: Python<'_>, iterations: usize) -> PyResult<f64> {
         black_box(curve::fp_mul_rounds(iterations));
         start.elapsed().as_secs_f64()
     })
+}
+
+struct PublicKeys {
+    scalars: [[u64; 4]; 8],
+}
+
+impl Kernel for PublicKeys {
+    type Output = [[u8; 48]; 8];
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> [[u8; 48]; 8] {
+        g1_mul_lanes::public_keys(o, &self.scalars)
+    }
+}
+
+impl Drop for PublicKeys {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.scalars);
+    }
+}
+
+/// sk_to_pk of each key on a lane layer, eight keys a pass (the constant-time
+/// kernel of g1_mul_lanes.rs; not yet behind a public call).
+#[pyfunction]
+pub fn sk_to_pk_lanes<'py>(
+    py: Python<'py>,
+    sks: Vec<Bound<'py, PyAny>>,
+    path: &str,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let path = layer(path)?;
+    let mut secrets = Vec::with_capacity(sks.len());
+    for sk in &sks {
+        secrets.push(crate::secret_key(sk)?);
+    }
+    let keys: Vec<[u8; 48]> = without_gil(py, || {
+        let mut keys = Vec::with_capacity(secrets.len());
+        for chunk in secrets.chunks(8) {
+            let kernel = PublicKeys {
+                scalars: std::array::from_fn(|lane| chunk[lane.min(chunk.len() - 1)].le_words()),
+            };
+            keys.extend_from_slice(&run(path, kernel)[..chunk.len()]);
+        }
+        keys
+    })?;
+    Ok(keys.iter().map(|key| PyBytes::new(py, key)).collect())
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,6 +50,17 @@ def simd_mode(mode: str) -> Iterator[None]:
     finally:
         simd.configure(previous)
         native.clear_key_cache()
+
+
+def ifma_or_skip() -> None:
+    """Skip an IFMA-layer test on a CPU without AVX-512 IFMA, saying so; fail it
+    instead under VALIDATOR_BLS_SIMD=require (a host that must exercise it)."""
+    if simd.ifma_available():
+        return
+    message = "this CPU has no AVX-512 IFMA (no avx512ifma in /proc/cpuinfo)"
+    if os.environ.get(simd.SIMD_ENV, "").strip().lower() == "require":
+        pytest.fail(f"VALIDATOR_BLS_SIMD=require, but {message}")
+    pytest.skip(f"IFMA layer not tested: {message}; the portable layer is")
 
 
 #: The SIMD modes every official vector runs under on the blst backend.

@@ -30,7 +30,7 @@ from py_ecc.optimized_bls12_381 import FQ, add, multiply, normalize
 
 import crypto_backend
 from crypto_backend import _native, simd
-from tests.crypto_backend.conftest import simd_mode
+from tests.crypto_backend.conftest import ifma_or_skip, simd_mode
 from tests.support.official_vectors import REPO_ROOT
 
 P = int(
@@ -55,15 +55,6 @@ def seed() -> int:
     value = int(os.environ.get("SIMD_TEST_SEED", secrets.randbits(32)))
     print(f"SIMD differential seed: {value} (SIMD_TEST_SEED={value} replays it)")
     return value
-
-
-def ifma_or_skip() -> None:
-    if simd.ifma_available():
-        return
-    message = "this CPU has no AVX-512 IFMA (no avx512ifma in /proc/cpuinfo)"
-    if os.environ.get(simd.SIMD_ENV, "").strip().lower() == "require":
-        pytest.fail(f"VALIDATOR_BLS_SIMD=require, but {message}")
-    pytest.skip(f"IFMA layer not tested: {message}; the portable layer is")
 
 
 # -- lane operations ------------------------------------------------------------------
