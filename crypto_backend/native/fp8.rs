@@ -269,35 +269,95 @@ impl<O: LaneOps> Fp8<O> {
         self.mul(a, &self.constant(&FROM_BLST))
     }
 
-    /// a^e for a public exponent (little-endian words), fixed 4-bit windows: the
-    /// exponent's bits choose the steps, a's value never does.
+    /// a^e for a public exponent (little-endian words): see `pow_public`.
     #[inline(always)]
     pub fn pow_public(self, a: &Fe<O>, exponent: &[u64]) -> Fe<O> {
-        let mut table = [self.one(); 16];
-        for k in 1..16 {
-            table[k] = self.mul(&table[k - 1], a);
-        }
-        let nibbles = exponent.len() * 16;
-        let nibble = |index: usize| ((exponent[index / 16] >> (4 * (index % 16))) & 0xf) as usize;
-        let mut top = nibbles;
-        while top > 0 && nibble(top - 1) == 0 {
-            top -= 1;
-        }
-        if top == 0 {
-            return self.one();
-        }
-        let mut acc = table[nibble(top - 1)];
-        for index in (0..top - 1).rev() {
-            for _ in 0..4 {
-                acc = self.sqr(&acc);
-            }
-            let digit = nibble(index);
-            if digit != 0 {
-                acc = self.mul(&acc, &table[digit]);
-            }
-        }
-        acc
+        pow_public(self, a, exponent)
     }
+}
+
+/// A field's multiplication, for exponentiation written once (Fp here, Fp2 in fp2x8.rs).
+pub trait Multiplicative: Copy {
+    type Element: Copy;
+    fn one(self) -> Self::Element;
+    fn mul(self, a: &Self::Element, b: &Self::Element) -> Self::Element;
+    fn sqr(self, a: &Self::Element) -> Self::Element;
+}
+
+impl<O: LaneOps> Multiplicative for Fp8<O> {
+    type Element = Fe<O>;
+    #[inline(always)]
+    fn one(self) -> Fe<O> {
+        Fp8::one(self)
+    }
+    #[inline(always)]
+    fn mul(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
+        Fp8::mul(self, a, b)
+    }
+    #[inline(always)]
+    fn sqr(self, a: &Fe<O>) -> Fe<O> {
+        Fp8::sqr(self, a)
+    }
+}
+
+/// The rest of a field's operations, for curve formulas written once (jacobian.rs).
+pub trait FieldOps: Multiplicative {
+    fn add(self, a: &Self::Element, b: &Self::Element) -> Self::Element;
+    fn sub(self, a: &Self::Element, b: &Self::Element) -> Self::Element;
+    fn eq_mask(self, a: &Self::Element, b: &Self::Element) -> u8;
+    fn is_zero_mask(self, a: &Self::Element) -> u8;
+    #[inline(always)]
+    fn double(self, a: &Self::Element) -> Self::Element {
+        self.add(a, a)
+    }
+}
+
+impl<O: LaneOps> FieldOps for Fp8<O> {
+    #[inline(always)]
+    fn add(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
+        Fp8::add(self, a, b)
+    }
+    #[inline(always)]
+    fn sub(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
+        Fp8::sub(self, a, b)
+    }
+    #[inline(always)]
+    fn eq_mask(self, a: &Fe<O>, b: &Fe<O>) -> u8 {
+        Fp8::eq_mask(self, a, b)
+    }
+    #[inline(always)]
+    fn is_zero_mask(self, a: &Fe<O>) -> u8 {
+        Fp8::is_zero_mask(self, a)
+    }
+}
+
+/// a^e for a public exponent (little-endian words), fixed 4-bit windows: the
+/// exponent's bits choose the steps, a's value never does.
+#[inline(always)]
+pub fn pow_public<F: Multiplicative>(field: F, a: &F::Element, exponent: &[u64]) -> F::Element {
+    let mut table = [field.one(); 16];
+    for k in 1..16 {
+        table[k] = field.mul(&table[k - 1], a);
+    }
+    let nibble = |index: usize| ((exponent[index / 16] >> (4 * (index % 16))) & 0xf) as usize;
+    let mut top = exponent.len() * 16;
+    while top > 0 && nibble(top - 1) == 0 {
+        top -= 1;
+    }
+    if top == 0 {
+        return field.one();
+    }
+    let mut acc = table[nibble(top - 1)];
+    for index in (0..top - 1).rev() {
+        for _ in 0..4 {
+            acc = field.sqr(&acc);
+        }
+        let digit = nibble(index);
+        if digit != 0 {
+            acc = field.mul(&acc, &table[digit]);
+        }
+    }
+    acc
 }
 
 // -- scalar conversions (one element, no lanes) --------------------------------------

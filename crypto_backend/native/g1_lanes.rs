@@ -13,17 +13,14 @@
 
 use crate::curve::{self, G1Affine, PUBKEY_LENGTH};
 use crate::fp8::{self, Fe, Fp8, Limbs};
+use crate::jacobian;
 use crate::lane::LaneOps;
 use crate::simd::{self, Kernel, Path};
+use crate::lane_decode::{Counters, Decoded, Decoder, Lane, Read};
 use blst::{blst_fp, blst_p1_affine};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Kernel passes so far in this process (tests: the lanes really ran).
-pub static LANE_PASSES: AtomicU64 = AtomicU64::new(0);
-/// Lanes a kernel pass left undecided, decoded again by blst.
-pub static UNDECIDED_LANES: AtomicU64 = AtomicU64::new(0);
-
-pub type Decoded = Result<G1Affine, &'static str>;
+/// Kernel passes and undecided lanes so far in this process (tests: the lanes ran).
+pub static COUNTERS: Counters = Counters::new();
 
 /// 4 in our Montgomery form (the curve is y^2 = x^3 + 4).
 const B4: Limbs = [
@@ -44,22 +41,11 @@ const NOT_IN_GROUP: &str = "point not in the subgroup";
 const NOT_IN_G1: &str = "point not in the G1 subgroup";
 const BAD_ENCODING: &str = "bad encoding";
 
-/// Fewest keys of a chunk worth a kernel pass on each path (below: blst). The
-/// portable layer takes even one key, so that the tests drive every decode through it.
-fn min_fill(path: Path) -> usize {
-    match path {
-        Path::Portable => 1,
-        _ => 4,
-    }
-}
-
-enum Read {
-    Done(Decoded),
-    Candidate { x: Limbs, larger: bool },
-}
+/// x and the sign flag of a compressed point that passed the byte rules.
+type Candidate = (Limbs, bool);
 
 /// blst_p1_uncompress's byte rules, then our one-encoding-per-point rule.
-fn read(data: &[u8]) -> Read {
+fn read(data: &[u8]) -> Read<G1Affine, Candidate> {
     let Ok(bytes) = <&[u8; PUBKEY_LENGTH]>::try_from(data) else {
         return Read::Done(Err("a G1 point is 48 bytes"));
     };
@@ -77,12 +63,7 @@ fn read(data: &[u8]) -> Read {
     if !fp8::below_modulus(&x) {
         return Read::Done(Err(BAD_ENCODING));
     }
-    Read::Candidate { x, larger: flags & 0x20 != 0 }
-}
-
-enum Lane {
-    Decided(Decoded),
-    Undecided,
+    Read::Candidate((x, flags & 0x20 != 0))
 }
 
 struct DecodeChunk {
@@ -91,16 +72,16 @@ struct DecodeChunk {
 }
 
 impl Kernel for DecodeChunk {
-    type Output = [Lane; 8];
+    type Output = [Lane<G1Affine>; 8];
 
     #[inline(always)]
-    fn run<O: LaneOps>(self, o: O) -> [Lane; 8] {
+    fn run<O: LaneOps>(self, o: O) -> [Lane<G1Affine>; 8] {
         decode_kernel(Fp8::new(o), &self.xs, self.larger)
     }
 }
 
 #[inline(always)]
-fn decode_kernel<O: LaneOps>(f: Fp8<O>, xs: &[Limbs; 8], want_larger: u8) -> [Lane; 8] {
+fn decode_kernel<O: LaneOps>(f: Fp8<O>, xs: &[Limbs; 8], want_larger: u8) -> [Lane<G1Affine>; 8] {
     let x = f.to_montgomery(&f.pack(xs));
     let rhs = f.add(&f.mul(&f.sqr(&x), &x), &f.constant(&B4));
     let root = f.pow_public(&rhs, &fp8::SQRT_EXPONENT);
@@ -130,113 +111,27 @@ fn decode_kernel<O: LaneOps>(f: Fp8<O>, xs: &[Limbs; 8], want_larger: u8) -> [La
     })
 }
 
-/// Jacobian point (X, Y, Z): affine (X/Z^2, Y/Z^3); Z = 0 is the identity.
-type Jacobian<O> = (Fe<O>, Fe<O>, Fe<O>);
-
-/// 2Q on y^2 = x^3 + b (dbl-2009-l); Y = 0 gives Z = 0, the identity, correctly.
-#[inline(always)]
-fn double<O: LaneOps>(f: Fp8<O>, (x, y, z): &Jacobian<O>) -> Jacobian<O> {
-    let a = f.sqr(x);
-    let b = f.sqr(y);
-    let c = f.sqr(&b);
-    let d = f.double(&f.sub(&f.sub(&f.sqr(&f.add(x, &b)), &a), &c));
-    let e = f.add(&f.double(&a), &a);
-    let x3 = f.sub(&f.sqr(&e), &f.double(&d));
-    let c8 = f.double(&f.double(&f.double(&c)));
-    let y3 = f.sub(&f.mul(&e, &f.sub(&d, &x3)), &c8);
-    let z3 = f.double(&f.mul(y, z));
-    (x3, y3, z3)
-}
-
-/// Q + P for affine P (madd-2007-bl), and the lanes where the formula does not
-/// apply (Q = +-P or Q = identity), whose result is then meaningless.
-#[inline(always)]
-fn add_affine<O: LaneOps>(
-    f: Fp8<O>,
-    (x1, y1, z1): &Jacobian<O>,
-    x2: &Fe<O>,
-    y2: &Fe<O>,
-) -> (Jacobian<O>, u8) {
-    let z1z1 = f.sqr(z1);
-    let u2 = f.mul(x2, &z1z1);
-    let s2 = f.mul(&f.mul(y2, z1), &z1z1);
-    let h = f.sub(&u2, x1);
-    let hh = f.sqr(&h);
-    let i = f.double(&f.double(&hh));
-    let j = f.mul(&h, &i);
-    let r = f.double(&f.sub(&s2, y1));
-    let v = f.mul(x1, &i);
-    let x3 = f.sub(&f.sub(&f.sqr(&r), &j), &f.double(&v));
-    let y3 = f.sub(&f.mul(&r, &f.sub(&v, &x3)), &f.double(&f.mul(y1, &j)));
-    let z3 = f.sub(&f.sub(&f.sqr(&f.add(z1, &h)), &z1z1), &hh);
-    let exceptional = f.is_zero_mask(&h) | f.is_zero_mask(z1);
-    ((x3, y3, z3), exceptional)
-}
-
 /// (lanes where sigma(P) == -[z^2]P, lanes left undecided) for affine P on the curve.
 #[inline(always)]
 fn subgroup_masks<O: LaneOps>(f: Fp8<O>, x: &Fe<O>, y: &Fe<O>) -> (u8, u8) {
-    let mut q: Jacobian<O> = (*x, *y, f.one());
-    let mut exceptional = 0u8;
-    for bit in (0..127).rev() {
-        q = double(f, &q);
-        if (Z_SQUARED >> bit) & 1 == 1 {
-            let (sum, odd) = add_affine(f, &q, x, y);
-            q = sum;
-            exceptional |= odd;
-        }
-    }
-    let (qx, qy, qz) = q;
-    let zz = f.sqr(&qz);
-    let x_matches = f.eq_mask(&f.mul(&f.mul(x, &f.constant(&BETA)), &zz), &qx);
-    let y_matches = f.eq_mask(&f.mul(&f.mul(y, &zz), &qz), &f.neg(&qy));
-    let in_g1 = x_matches & y_matches & !f.is_zero_mask(&qz);
+    let (q, exceptional) = jacobian::multiply(f, x, y, Z_SQUARED);
+    // -[z^2]P == sigma(P) = (beta x, y)  <=>  [z^2]P == (beta x, -y)
+    let in_g1 = jacobian::equals_affine(f, &q, &f.mul(x, &f.constant(&BETA)), &f.neg(y));
     (in_g1, exceptional)
 }
 
 /// `curve::decode_g1` of every key (same verdicts, same messages), on the lane
 /// kernels of `path`; `Path::Off` is blst's decode for each key.
-pub fn decode_many_on(keys: &[&[u8]], path: Path) -> Vec<Decoded> {
-    if path == Path::Off {
-        return keys.iter().map(|key| curve::decode_g1(key)).collect();
-    }
-    let mut out: Vec<Option<Decoded>> = Vec::with_capacity(keys.len());
-    let mut pending: Vec<(usize, Limbs, bool)> = Vec::new();
-    for (index, key) in keys.iter().enumerate() {
-        match read(key) {
-            Read::Done(decoded) => out.push(Some(decoded)),
-            Read::Candidate { x, larger } => {
-                out.push(None);
-                pending.push((index, x, larger));
-            }
-        }
-    }
-    for chunk in pending.chunks(8) {
-        let lanes = if chunk.len() >= min_fill(path) {
-            // Short chunks repeat their first key in the spare lanes.
-            let xs: [Limbs; 8] = std::array::from_fn(|lane| chunk[lane.min(chunk.len() - 1)].1);
-            let larger = (0..8)
-                .fold(0u8, |bits, lane| bits | ((chunk[lane.min(chunk.len() - 1)].2 as u8) << lane));
-            LANE_PASSES.fetch_add(1, Ordering::Relaxed);
-            simd::run_on(path, DecodeChunk { xs, larger })
-        } else {
-            None
-        };
-        for (lane, (index, _, _)) in chunk.iter().enumerate() {
-            out[*index] = Some(match lanes.as_ref().map(|lanes| &lanes[lane]) {
-                Some(Lane::Decided(decoded)) => *decoded,
-                Some(Lane::Undecided) => {
-                    UNDECIDED_LANES.fetch_add(1, Ordering::Relaxed);
-                    curve::decode_g1(keys[*index])
-                }
-                None => curve::decode_g1(keys[*index]),
-            });
-        }
-    }
-    out.into_iter().map(|item| item.expect("every key decided")).collect()
+pub fn decode_many_on(keys: &[&[u8]], path: Path) -> Vec<Decoded<G1Affine>> {
+    let kernel = |candidates: [Candidate; 8]| DecodeChunk {
+        xs: candidates.map(|(x, _)| x),
+        larger: (0..8).fold(0u8, |bits, lane| bits | ((candidates[lane].1 as u8) << lane)),
+    };
+    Decoder { read: &read, kernel: &kernel, blst: &curve::decode_g1, counters: &COUNTERS }
+        .decode_many_on(keys, path)
 }
 
 /// `decode_many_on` on the path of this process's dispatch.
-pub fn decode_many(keys: &[&[u8]]) -> Vec<Decoded> {
+pub fn decode_many(keys: &[&[u8]]) -> Vec<Decoded<G1Affine>> {
     decode_many_on(keys, simd::current())
 }

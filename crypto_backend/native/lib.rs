@@ -15,10 +15,14 @@
 mod batch;
 mod cache;
 mod curve;
+mod fp2x8;
 mod fp8;
 mod g1_lanes;
 mod g1_mul_lanes;
+mod g2_lanes;
+mod jacobian;
 mod lane;
+mod lane_decode;
 mod lanes;
 mod secret;
 mod simd;
@@ -130,8 +134,10 @@ fn counters(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("pairing_checks", curve::PAIRING_CHECKS.load(Ordering::SeqCst))?;
     dict.set_item("hashes_to_g2", curve::HASHES_TO_G2.load(Ordering::SeqCst))?;
-    dict.set_item("g1_lane_passes", g1_lanes::LANE_PASSES.load(Ordering::SeqCst))?;
-    dict.set_item("g1_undecided_lanes", g1_lanes::UNDECIDED_LANES.load(Ordering::SeqCst))?;
+    for (name, counters) in [("g1", &g1_lanes::COUNTERS), ("g2", &g2_lanes::COUNTERS)] {
+        dict.set_item(format!("{name}_lane_passes"), counters.passes.load(Ordering::SeqCst))?;
+        dict.set_item(format!("{name}_undecided_lanes"), counters.undecided.load(Ordering::SeqCst))?;
+    }
     Ok(dict)
 }
 
@@ -369,7 +375,7 @@ fn decode_g1(py: Python<'_>, data: &[u8]) -> PyResult<G1Point> {
 
 #[pyfunction]
 fn decode_g2(py: Python<'_>, data: &[u8]) -> PyResult<G2Point> {
-    match without_gil(py, || curve::decode_g2(data))? {
+    match without_gil(py, || g2_lanes::decode(data))? {
         Ok(point) => Ok(G2Point { point }),
         Err(error) => Err(bls_error(py, format!("invalid G2 point: {error}"))),
     }
@@ -549,6 +555,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(simd_hooks::lane_op, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::fp8_op, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::g1_decode_on, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::g2_decode_on, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::bench_fp8_mul, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::bench_blst_fp_mul, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::sk_to_pk_lanes, module)?)?;

@@ -8,6 +8,7 @@ use crate::curve;
 use crate::fp8::{self, Fp8, Limbs};
 use crate::g1_lanes;
 use crate::g1_mul_lanes;
+use crate::g2_lanes;
 use crate::lane::LaneOps;
 use crate::simd::{self, Kernel, Path};
 use crate::without_gil;
@@ -258,8 +259,26 @@ pub fn fp8_op<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
-/// Each key decoded on a path ("none" is blst's decode): the point's blst limbs (x
-/// then y, 96 bytes of little-endian words, so equal points give equal bytes) or
+fn decode_path(name: &str) -> PyResult<Path> {
+    match Path::from_name(name) {
+        Some(Path::Off) => Ok(Path::Off),
+        _ => layer(name),
+    }
+}
+
+/// A decoded point's blst limbs as little-endian bytes (equal points, equal bytes),
+/// or the refusal's message.
+fn point_or_message<T>(py: Python<'_>, decoded: Result<T, &str>, words: impl Fn(&T) -> Vec<u64>) -> PyResult<PyObject> {
+    Ok(match decoded {
+        Ok(point) => {
+            let bytes: Vec<u8> = words(&point).iter().flat_map(|w| w.to_le_bytes()).collect();
+            PyBytes::new(py, &bytes).into_any().unbind()
+        }
+        Err(message) => message.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+/// Each key decoded on a path ("none" is blst's decode): x then y as blst limbs, or
 /// the refusal's message.
 #[pyfunction]
 pub fn g1_decode_on(
@@ -267,21 +286,31 @@ pub fn g1_decode_on(
     keys: Vec<Bound<'_, PyBytes>>,
     path: &str,
 ) -> PyResult<Vec<PyObject>> {
-    let path = match Path::from_name(path) {
-        Some(Path::Off) => Path::Off,
-        _ => layer(path)?,
-    };
+    let path = decode_path(path)?;
     let refs: Vec<&[u8]> = keys.iter().map(|key| key.as_bytes()).collect();
     let decoded = without_gil(py, || g1_lanes::decode_many_on(&refs, path))?;
     decoded
         .into_iter()
-        .map(|item| match item {
-            Ok(point) => {
-                let bytes: Vec<u8> =
-                    point.x.l.iter().chain(point.y.l.iter()).flat_map(|w| w.to_le_bytes()).collect();
-                Ok(PyBytes::new(py, &bytes).into_any().unbind())
-            }
-            Err(message) => Ok(message.into_pyobject(py)?.into_any().unbind()),
+        .map(|item| point_or_message(py, item, |p| [p.x.l, p.y.l].concat()))
+        .collect()
+}
+
+/// Each signature decoded on a path, as `g1_decode_on` (x0, x1, y0, y1).
+#[pyfunction]
+pub fn g2_decode_on(
+    py: Python<'_>,
+    signatures: Vec<Bound<'_, PyBytes>>,
+    path: &str,
+) -> PyResult<Vec<PyObject>> {
+    let path = decode_path(path)?;
+    let refs: Vec<&[u8]> = signatures.iter().map(|item| item.as_bytes()).collect();
+    let decoded = without_gil(py, || g2_lanes::decode_many_on(&refs, path))?;
+    decoded
+        .into_iter()
+        .map(|item| {
+            point_or_message(py, item, |p| {
+                [p.x.fp[0].l, p.x.fp[1].l, p.y.fp[0].l, p.y.fp[1].l].concat()
+            })
         })
         .collect()
 }

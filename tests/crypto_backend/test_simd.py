@@ -4,8 +4,8 @@
   Python integers, on 100,000 random and edge inputs per operation;
 - the IFMA layer against the portable layer on the same inputs (skipped, with a line
   saying why, on a CPU without AVX-512 IFMA, except under VALIDATOR_BLS_SIMD=require);
-- 8-lane G1 decompression with the subgroup check against blst's decode, verdict and
-  point, on every input class;
+- 8-lane G1 and G2 decompression with the subgroup checks against blst's decode,
+  verdict and point, on every input class, and the signature paths through them;
 - the dispatch: VALIDATOR_BLS_SIMD read at import, info()["simd"], require's refusal;
 - ``--soak``: the same differentials on 10,000,000 inputs.
 
@@ -314,6 +314,108 @@ def test_ifma_g1_decode_matches_portable(seed: int) -> None:
     assert _native.g1_decode_on(every, "avx512ifma") == _native.g1_decode_on(every, "portable")
 
 
+def _compress_g2(x0: int, x1: int, larger: bool) -> bytes:
+    raw = bytearray(x1.to_bytes(48, "big") + x0.to_bytes(48, "big"))
+    raw[0] |= 0x80 | (0x20 if larger else 0)
+    return bytes(raw)
+
+
+def g2_input_classes(rng: random.Random, valid: int) -> dict[str, list[bytes]]:
+    """Every kind of 96-byte (and wrong-length) input a signature decode meets."""
+    signatures = [
+        crypto_backend.sign(rng.randrange(1, R_ORDER), rng.randbytes(8)) for _ in range(valid)
+    ]
+    zero = bytes(95)
+    below = lambda: rng.randrange(P)  # noqa: E731
+    return {
+        "valid": signatures,
+        "sign flag flipped (the negated signature, also valid)": [
+            bytes([s[0] ^ 0x20]) + s[1:] for s in signatures],
+        "compression flag cleared": [bytes([s[0] & 0x7F]) + s[1:] for s in signatures[:30]],
+        "infinity flag on a point": [bytes([s[0] | 0x40]) + s[1:] for s in signatures[:30]],
+        "identity": [crypto_backend.G2_POINT_AT_INFINITY],
+        "malformed identity": [b"\xe0" + zero, b"\x40" + zero, b"\xc0" + zero[:-1] + b"\x01",
+                               b"\xc1" + zero, b"\xc0" + zero[:47] + b"\x01" + zero[48:]],
+        "x1 at or past the modulus": [_compress_g2(below(), P + k, False) for k in range(20)],
+        "x0 at or past the modulus": [
+            _compress_g2(0, 0, False)[:48] + (P + k).to_bytes(48, "big") for k in range(20)],
+        "x = 0": [_compress_g2(0, 0, False), _compress_g2(0, 0, True)],
+        "random x (half on the twist, off the subgroup; half off it)": [
+            _compress_g2(below(), below(), rng.random() < 0.5) for _ in range(2 * valid)],
+        "random x with x1 = 0 or x0 = 0": [
+            _compress_g2(below(), 0, rng.random() < 0.5) for _ in range(20)] + [
+            _compress_g2(0, below(), rng.random() < 0.5) for _ in range(20)],
+        "random bytes": [rng.randbytes(96) for _ in range(valid)],
+        "wrong length": [b"", signatures[0][:95], signatures[0] + b"\x00", signatures[0][:48]],
+    }
+
+
+def test_portable_g2_decode_gives_blst_verdicts_and_points_on_every_input_class(
+    seed: int,
+) -> None:
+    rng = random.Random(seed)
+    every = [item for items in g2_input_classes(rng, valid=100).values() for item in items]
+    rng.shuffle(every)
+    before = _native.counters()["g2_lane_passes"]
+    ours = _native.g2_decode_on(every, "portable")
+    blst = _native.g2_decode_on(every, "none")
+    assert _native.counters()["g2_lane_passes"] > before
+    for index, (got, want) in enumerate(zip(ours, blst, strict=True)):
+        assert got == want, f"input {every[index].hex()}: {got!r} != blst's {want!r} (seed {seed})"
+    verdicts = Counter("ok" if isinstance(item, bytes) else item for item in blst)
+    assert set(verdicts) == {
+        "ok", "bad encoding", "point not on the curve", "point not in the G2 subgroup",
+        "a G2 point is 96 bytes",
+    }, verdicts
+
+
+def test_ifma_g2_decode_matches_portable(seed: int) -> None:
+    ifma_or_skip()
+    classes = g2_input_classes(random.Random(seed), valid=100)
+    every = [item for items in classes.values() for item in items]
+    assert _native.g2_decode_on(every, "avx512ifma") == _native.g2_decode_on(every, "portable")
+
+
+def test_signature_paths_through_the_lanes_answer_as_blst(seed: int) -> None:
+    """aggregate (long and short lists, a bad signature anywhere), verify and the batch
+    check decode their signatures through the G2 kernel under portable."""
+    rng = random.Random(seed)
+    keys = [rng.randrange(1, R_ORDER) for _ in range(40)]
+    message = rng.randbytes(32)
+    signatures = crypto_backend.sign_many(keys, message)
+    bad = [item for name, items in g2_input_classes(rng, valid=2).items()
+           if name.startswith("random x (") for item in items]
+    crypto_backend.use("blst")
+    sets = [
+        crypto_backend.SignatureSet([crypto_backend.sk_to_pk(k)], message, s)
+        for k, s in zip(keys[:9], signatures[:9], strict=True)
+    ]
+
+    def answers() -> list[object]:
+        out: list[object] = [crypto_backend.aggregate(signatures)]
+        for position in (0, 17, 39):
+            spoiled = list(signatures)
+            spoiled[position] = bad[position % len(bad)]
+            try:
+                out.append(crypto_backend.aggregate(spoiled))
+            except crypto_backend.BlsError as error:
+                out.append(str(error))
+        out.append(crypto_backend.verify(crypto_backend.sk_to_pk(keys[0]), message, signatures[0]))
+        out.append(crypto_backend.verify(crypto_backend.sk_to_pk(keys[1]), message, bad[0]))
+        out.append(crypto_backend.verify_signature_sets(sets))
+        out.append(crypto_backend.verify_signature_sets(
+            sets[:-1] + [crypto_backend.SignatureSet(sets[-1].pubkeys, message, bad[1])]))
+        return out
+
+    with simd_mode("off"):
+        expected = answers()
+    with simd_mode("portable"):
+        before = _native.counters()["g2_lane_passes"]
+        assert answers() == expected
+        assert _native.counters()["g2_lane_passes"] > before
+    assert expected[-4:] == [True, False, True, False]
+
+
 @pytest.mark.parametrize("count", [1, 7, 8, 9, 70, 200])
 def test_key_validate_many_through_the_lanes_answers_as_blst(count: int) -> None:
     """Full chunks, short ones and the remainder; the identity is refused above the
@@ -470,3 +572,18 @@ def test_soak_g1_decode(seed: int, soak: None) -> None:
         want = _native.g1_decode_on(keys, "none")
         for layer in layers:
             assert _native.g1_decode_on(keys, layer) == want, (layer, seed)
+
+
+def test_soak_g2_decode(seed: int, soak: None) -> None:
+    """10,000,000 signature decodes: random x, both signs, one in 20 a real signature."""
+    rng = random.Random(seed)
+    layers = ["portable"] + (["avx512ifma"] if simd.ifma_available() else [])
+    for count in _in_batches(SOAK_CASES, 20_000):
+        signatures = [
+            crypto_backend.sign(rng.randrange(1, R_ORDER), rng.randbytes(8)) if index % 20 == 0
+            else _compress_g2(rng.randrange(P), rng.randrange(P), rng.random() < 0.5)
+            for index in range(count)
+        ]
+        want = _native.g2_decode_on(signatures, "none")
+        for layer in layers:
+            assert _native.g2_decode_on(signatures, layer) == want, (layer, seed)
