@@ -140,23 +140,22 @@ def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> 
           f"{blst_mul / rounds_of_mul * 1e9:.0f} ns"
           f" = {portable / blst_mul:.2f}x (the layer tests run on; never a default)", flush=True)
 
-    rounds = 5
+    rounds = 9
     fresh = iter([
         [crypto_backend.sk_to_pk(secrets.randbelow(crypto_backend.CURVE_ORDER - 1) + 1)
          for _ in range(4096)]
-        for _ in range(2 * rounds + 2)
+        for _ in range(2 * rounds + 1)
     ])
 
     def validate_many() -> None:
         crypto_backend.key_validate_many(next(fresh))
 
-    def blst_each() -> None:
-        for key in next(fresh):
-            baseline.decode_pubkey(key)
-
+    # Under off, key_validate_many is 4,096 blst key validations (decode, subgroup
+    # check, identity refusal) through the key cache; every call sees new keys.
     under("auto", validate_many)()
-    compare("key_validate_many(4,096 new keys), SIMD auto  vs  4,096 blst key decodes",
-            under("auto", validate_many), under("off", blst_each), goal(0.33), rounds=rounds)
+    compare("key_validate_many(4,096 new keys), SIMD auto  vs  VALIDATOR_BLS_SIMD=off",
+            under("auto", validate_many), under("off", validate_many), goal(0.33),
+            rounds=rounds)
 
     signatures = crypto_backend.sign_many(secret_keys[:512], message)
     sets = [
@@ -168,9 +167,9 @@ def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> 
     lines: list[tuple[str, Callable[[], object], float, int, int]] = [
         ("aggregate(512 signatures)", lambda: crypto_backend.aggregate(signatures), 0.33, 9, 3),
         ("sign_many(1,000 keys, one message)",
-         lambda: crypto_backend.sign_many(secret_keys, message), 0.35, 7, 1),
+         lambda: crypto_backend.sign_many(secret_keys, message), 0.35, 7, 2),
         ("verify_signature_sets(64 sets, 64 messages)",
-         lambda: crypto_backend.verify_signature_sets(sets), 0.6, 9, 1),
+         lambda: crypto_backend.verify_signature_sets(sets), 0.6, 11, 3),
         ("verify (one pair, key cached)",
          lambda: crypto_backend.verify(pubkeys[0], message, signature), 1.0, 9, 20),
         ("sign(sk, m)", lambda: crypto_backend.sign(secret_keys[0], message), 1.0, 9, 20),
