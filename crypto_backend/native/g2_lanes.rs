@@ -130,8 +130,10 @@ fn decode_kernel<O: LaneOps>(
     let psi_x = f2.mul(&f2.conjugate(&x), &[f.zero(), f.constant(&PSI_X_C1)]);
     let psi_y = f2.mul(&f2.conjugate(&y), &f2.constant(&PSI_Y_C0, &PSI_Y_C1));
     let in_g2 = jacobian::equals_affine(f2, &q, &psi_x, &f2.neg(&psi_y));
-    let blst_form = |value: &Fe2<O>| [f.unpack(&f.to_blst_form(&value[0])), f.unpack(&f.to_blst_form(&value[1]))];
-    let (x_blst, y_blst) = (blst_form(&x), blst_form(&y));
+    // No closure over lane values here: a closure would be compiled without the
+    // IFMA features (lane.rs, Ifma::run).
+    let x_blst = [f.unpack(&f.to_blst_form(&x[0])), f.unpack(&f.to_blst_form(&x[1]))];
+    let y_blst = [f.unpack(&f.to_blst_form(&y[0])), f.unpack(&f.to_blst_form(&y[1]))];
     let fp2 = |limbs: &[[Limbs; 8]; 2], lane: usize| blst_fp2 {
         fp: [
             blst_fp { l: fp8::words_from_limbs(&limbs[0][lane]) },

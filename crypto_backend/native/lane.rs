@@ -47,6 +47,14 @@ pub trait LaneOps: Copy {
     fn select(self, mask: u8, when_clear: Self::V, when_set: Self::V) -> Self::V;
 }
 
+/// A computation written once over the lane operations (a decode pass, a field
+/// operation of the tests). Implementations mark `run` `#[inline(always)]`, as
+/// everything under it is, so that `Ifma::run` compiles it whole with the features.
+pub trait Kernel {
+    type Output;
+    fn run<O: LaneOps>(self, o: O) -> Self::Output;
+}
+
 /// Plain 64-bit integer code, on every host.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Portable;
@@ -160,7 +168,7 @@ pub use ifma::Ifma;
 
 #[cfg(target_arch = "x86_64")]
 mod ifma {
-    use super::LaneOps;
+    use super::{Kernel, LaneOps};
     use std::arch::x86_64::*;
 
     /// Proof that this CPU runs AVX-512F and AVX-512 IFMA (see the module comment).
@@ -176,12 +184,14 @@ mod ifma {
             }
         }
 
-        /// Run `kernel` compiled with the IFMA features enabled.
+        /// Run `kernel` compiled with the IFMA features enabled. No closure in
+        /// between: a closure is a function of its own, compiled without the
+        /// features, and the intrinsics inside it would stay calls.
         #[inline(always)]
-        pub fn run<R>(self, kernel: impl FnOnce(Ifma) -> R) -> R {
+        pub fn run<K: Kernel>(self, kernel: K) -> K::Output {
             #[target_feature(enable = "avx512f,avx512ifma")]
-            fn with_features<R>(token: Ifma, kernel: impl FnOnce(Ifma) -> R) -> R {
-                kernel(token)
+            fn with_features<K: Kernel>(token: Ifma, kernel: K) -> K::Output {
+                kernel.run(token)
             }
             // SAFETY: `self` exists, so the CPU has both features.
             unsafe { with_features(self, kernel) }

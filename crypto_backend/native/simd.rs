@@ -6,7 +6,8 @@
 //! `avx512ifma` runs them on the intrinsics. `auto` picks `avx512ifma` where the CPU
 //! has it and `off` elsewhere; `require` is `avx512ifma` or an error.
 
-use crate::lane::{LaneOps, Portable};
+pub use crate::lane::Kernel;
+use crate::lane::Portable;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,12 +87,6 @@ pub fn current() -> Path {
     }
 }
 
-/// A computation written once over the lane operations.
-pub trait Kernel {
-    type Output;
-    /// Implementations mark this `#[inline(always)]` (see `Ifma::run`).
-    fn run<O: LaneOps>(self, o: O) -> Self::Output;
-}
 
 /// Run `kernel` on the lane layer of `path`; None for `Off` (the caller uses blst) or
 /// for `Ifma` on a CPU without it.
@@ -103,7 +98,7 @@ pub fn run_on<K: Kernel>(path: Path, kernel: K) -> Option<K::Output> {
             #[cfg(target_arch = "x86_64")]
             {
                 let token = crate::lane::Ifma::detect()?;
-                Some(token.run(move |token| kernel.run(token)))
+                Some(token.run(kernel))
             }
             #[cfg(not(target_arch = "x86_64"))]
             {

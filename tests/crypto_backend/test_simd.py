@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import random
 import secrets
+import shutil
 import subprocess
 import sys
 import zlib
@@ -130,6 +131,32 @@ def test_ifma_lane_op_matches_portable(op: str, seed: int) -> None:
     ifma_or_skip()
     a, b, c = lane_inputs(CASES, random.Random(seed ^ zlib.crc32(op.encode())))
     assert run_lane_op(op, "avx512ifma", a, b, c) == run_lane_op(op, "portable", a, b, c)
+
+
+def test_the_ifma_kernels_are_compiled_whole_with_the_features() -> None:
+    """This host cannot run the IFMA layer, but it can read the machine code: every
+    function that touches a 512-bit register must be one entered through
+    ``Ifma::run`` (so none runs on the portable or blst path), and no intrinsic may
+    be left as a call (a kernel compiled without the features)."""
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.skip("objdump (binutils) is not installed")
+    listing = subprocess.run(
+        [objdump, "-d", "--no-show-raw-insn", _native.__file__],
+        capture_output=True, text=True, check=True, timeout=120,
+    ).stdout
+    using_zmm: Counter[str] = Counter()
+    function = ""
+    for line in listing.splitlines():
+        if line.endswith(">:"):
+            function = line.split("<", 1)[1]
+        elif "zmm" in line:
+            using_zmm[function] += 1
+        elif "call" in line and ("_mm512" in line or "avx512" in line):
+            pytest.fail(f"an intrinsic left as a call in {function}: {line.strip()}")
+    assert using_zmm, "no AVX-512 code at all: the IFMA layer was not built"
+    assert all("Ifma3run13with_features" in name for name in using_zmm), sorted(using_zmm)
+    assert listing.count("vpmadd52luq") > 1000
 
 
 # -- 8-lane field arithmetic -------------------------------------------------------------
