@@ -16,7 +16,7 @@ use crate::fp8::{self, Fe, Fp8, Limbs};
 use crate::jacobian;
 use crate::lane::LaneOps;
 use crate::simd::{self, Kernel, Path};
-use crate::lane_decode::{Counters, Decoded, Decoder, Lane, Read};
+use crate::lane_decode::{read_flags, sign_mask, Counters, Decoded, Decoder, Flags, Lane, Read};
 use blst::{blst_fp, blst_p1_affine};
 
 /// Kernel passes and undecided lanes so far in this process (tests: the lanes ran).
@@ -49,21 +49,18 @@ fn read(data: &[u8]) -> Read<G1Affine, Candidate> {
     let Ok(bytes) = <&[u8; PUBKEY_LENGTH]>::try_from(data) else {
         return Read::Done(Err("a G1 point is 48 bytes"));
     };
-    let flags = bytes[0];
-    if flags & 0x80 == 0 {
-        return Read::Done(Err(BAD_ENCODING));
-    }
-    if flags & 0x40 != 0 {
-        let rest_zero = flags & 0x3f == 0 && bytes[1..].iter().all(|&b| b == 0);
-        return Read::Done(if rest_zero { Ok(G1Affine::default()) } else { Err(BAD_ENCODING) });
-    }
+    let larger = match read_flags(bytes) {
+        Flags::Bad => return Read::Done(Err(BAD_ENCODING)),
+        Flags::Identity => return Read::Done(Ok(G1Affine::default())),
+        Flags::Point { larger } => larger,
+    };
     let mut x_bytes = *bytes;
     x_bytes[0] &= 0x1f;
     let x = fp8::limbs_from_be(&x_bytes);
     if !fp8::below_modulus(&x) {
         return Read::Done(Err(BAD_ENCODING));
     }
-    Read::Candidate((x, flags & 0x20 != 0))
+    Read::Candidate((x, larger))
 }
 
 struct DecodeChunk {
@@ -125,7 +122,7 @@ fn subgroup_masks<O: LaneOps>(f: Fp8<O>, x: &Fe<O>, y: &Fe<O>) -> (u8, u8) {
 pub fn decode_many_on(keys: &[&[u8]], path: Path) -> Vec<Decoded<G1Affine>> {
     let kernel = |candidates: [Candidate; 8]| DecodeChunk {
         xs: candidates.map(|(x, _)| x),
-        larger: (0..8).fold(0u8, |bits, lane| bits | ((candidates[lane].1 as u8) << lane)),
+        larger: sign_mask(candidates.map(|(_, larger)| larger)),
     };
     Decoder { read: &read, kernel: &kernel, blst: &curve::decode_g1, counters: &COUNTERS }
         .decode_many_on(keys, path)

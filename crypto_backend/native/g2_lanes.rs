@@ -15,7 +15,7 @@ use crate::fp2x8::{Fe2, Fp2x8};
 use crate::fp8::{self, Limbs};
 use crate::jacobian;
 use crate::lane::LaneOps;
-use crate::lane_decode::{Counters, Decoded, Decoder, Lane, Read};
+use crate::lane_decode::{read_flags, sign_mask, Counters, Decoded, Decoder, Flags, Lane, Read};
 use crate::simd::{self, Kernel, Path};
 use blst::{blst_fp, blst_fp2, blst_p2_affine};
 
@@ -61,14 +61,11 @@ fn read(data: &[u8]) -> Read<G2Affine, Candidate> {
     let Ok(bytes) = <&[u8; SIGNATURE_LENGTH]>::try_from(data) else {
         return Read::Done(Err("a G2 point is 96 bytes"));
     };
-    let flags = bytes[0];
-    if flags & 0x80 == 0 {
-        return Read::Done(Err(BAD_ENCODING));
-    }
-    if flags & 0x40 != 0 {
-        let rest_zero = flags & 0x3f == 0 && bytes[1..].iter().all(|&b| b == 0);
-        return Read::Done(if rest_zero { Ok(G2Affine::default()) } else { Err(BAD_ENCODING) });
-    }
+    let larger = match read_flags(bytes) {
+        Flags::Bad => return Read::Done(Err(BAD_ENCODING)),
+        Flags::Identity => return Read::Done(Ok(G2Affine::default())),
+        Flags::Point { larger } => larger,
+    };
     let mut x1_bytes: [u8; 48] = bytes[..48].try_into().expect("48 bytes");
     x1_bytes[0] &= 0x1f;
     let x1 = fp8::limbs_from_be(&x1_bytes);
@@ -76,7 +73,7 @@ fn read(data: &[u8]) -> Read<G2Affine, Candidate> {
     if !fp8::below_modulus(&x1) || !fp8::below_modulus(&x0) {
         return Read::Done(Err(BAD_ENCODING));
     }
-    Read::Candidate(([x0, x1], flags & 0x20 != 0))
+    Read::Candidate(([x0, x1], larger))
 }
 
 struct DecodeChunk {
@@ -159,7 +156,7 @@ fn decode_kernel<O: LaneOps>(
 pub fn decode_many_on(signatures: &[&[u8]], path: Path) -> Vec<Decoded<G2Affine>> {
     let kernel = |candidates: [Candidate; 8]| DecodeChunk {
         xs: candidates.map(|(x, _)| x),
-        larger: (0..8).fold(0u8, |bits, lane| bits | ((candidates[lane].1 as u8) << lane)),
+        larger: sign_mask(candidates.map(|(_, larger)| larger)),
     };
     Decoder { read: &read, kernel: &kernel, blst: &curve::decode_g2, counters: &COUNTERS }
         .decode_many_on(signatures, path)

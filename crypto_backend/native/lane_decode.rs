@@ -22,6 +22,32 @@ pub enum Lane<T> {
     Undecided,
 }
 
+/// What the three flag bits of a compressed point (48 or 96 bytes) say, by
+/// blst's rules: the compression bit must be set; with the infinity bit, only the
+/// identity's one encoding (no other bit, every other byte zero) is valid.
+pub enum Flags {
+    Bad,
+    Identity,
+    Point { larger: bool },
+}
+
+pub fn read_flags(bytes: &[u8]) -> Flags {
+    let flags = bytes[0];
+    if flags & 0x80 == 0 {
+        return Flags::Bad;
+    }
+    if flags & 0x40 != 0 {
+        let rest_zero = flags & 0x3f == 0 && bytes[1..].iter().all(|&b| b == 0);
+        return if rest_zero { Flags::Identity } else { Flags::Bad };
+    }
+    Flags::Point { larger: flags & 0x20 != 0 }
+}
+
+/// The lanes whose sign flag is set, as a lane mask.
+pub fn sign_mask(flags: [bool; 8]) -> u8 {
+    (0..8).fold(0u8, |bits, lane| bits | ((flags[lane] as u8) << lane))
+}
+
 /// Kernel passes and undecided lanes of one kernel, for the tests.
 pub struct Counters {
     pub passes: AtomicU64,
