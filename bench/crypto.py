@@ -1,6 +1,6 @@
 """crypto_backend against its baselines, side by side in one run.
 
-    python bench/crypto.py
+    python bench/crypto.py [--simd-only]
 
 Prints ``crypto_backend.info()`` first. Each line times our call and its
 baseline in alternating rounds (so load on the machine hits both alike), prints
@@ -9,7 +9,9 @@ always exits 0: the figures are for a person to judge. Every line's call is made
 once before any timing (lane threads started, keys cached where the line says
 so). A watcher thread samples this process's children all along; the last line
 says how many it saw (lanes are threads, so it must be 0, whatever
-``VALIDATOR_BLS_LANES`` says).
+``VALIDATOR_BLS_LANES`` says). The SIMD lines come first (``--simd-only``: only
+them): the path that ran, and each SIMD-dispatched call against
+``VALIDATOR_BLS_SIMD=off``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ if __package__ is None:  # run as a script from a checkout without installation
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import crypto_backend  # noqa: E402
-from crypto_backend import baseline  # noqa: E402
+from crypto_backend import baseline, simd  # noqa: E402
 
 DST = crypto_backend.DST
 
@@ -103,6 +105,83 @@ class ChildWatch:
         return self.most
 
 
+def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> None:
+    """The SIMD layer against VALIDATOR_BLS_SIMD=off, one thread. Where the CPU has
+    AVX-512 IFMA the lines carry issue 12's goals; elsewhere ``auto`` is the blst path
+    itself, so each line shows what the dispatch costs (goal: within 1.03x)."""
+    ifma = simd.ifma_available()
+    auto_path = "avx512ifma" if ifma else "none"
+    print(f"SIMD: VALIDATOR_BLS_SIMD={simd.mode()} ran path {simd.path()!r}; "
+          f"auto picks {auto_path!r} on this CPU"
+          + ("" if ifma else " (no avx512ifma in /proc/cpuinfo: the IFMA lines cannot be "
+             "measured here; the lines below compare auto with off, i.e. the dispatch cost)"),
+          flush=True)
+    crypto_backend.set_lane_count(1)
+
+    def under(mode: str, call: Callable[[], object]) -> Callable[[], object]:
+        def run() -> object:
+            simd.configure(mode)
+            return call()
+        return run
+
+    def goal(ifma_goal: float) -> float:
+        return ifma_goal if ifma else 1.03
+
+    rounds_of_mul = 20_000
+    if ifma:
+        compare("8-lane Fp multiplication (avx512ifma)  vs  8 blst mul_mont_384",
+                lambda: baseline.lane_fp_mul_seconds("avx512ifma", rounds_of_mul),
+                lambda: baseline.blst_fp_mul_seconds(rounds_of_mul), 0.25, rounds=9)
+    portable = statistics.median(
+        baseline.lane_fp_mul_seconds("portable", rounds_of_mul) for _ in range(9))
+    blst_mul = statistics.median(baseline.blst_fp_mul_seconds(rounds_of_mul) for _ in range(9))
+    print(f"[INFO] 8-lane Fp multiplication on the portable layer: "
+          f"{portable / rounds_of_mul * 1e9:.0f} ns vs 8 blst mul_mont_384 "
+          f"{blst_mul / rounds_of_mul * 1e9:.0f} ns"
+          f" = {portable / blst_mul:.2f}x (the layer tests run on; never a default)", flush=True)
+
+    rounds = 9
+    fresh = iter([
+        [crypto_backend.sk_to_pk(secrets.randbelow(crypto_backend.CURVE_ORDER - 1) + 1)
+         for _ in range(4096)]
+        for _ in range(2 * rounds + 1)
+    ])
+
+    def validate_many() -> None:
+        crypto_backend.key_validate_many(next(fresh))
+
+    # Under off, key_validate_many is 4,096 blst key validations (decode, subgroup
+    # check, identity refusal) through the key cache; every call sees new keys.
+    under("auto", validate_many)()
+    compare("key_validate_many(4,096 new keys), SIMD auto  vs  VALIDATOR_BLS_SIMD=off",
+            under("auto", validate_many), under("off", validate_many), goal(0.33),
+            rounds=rounds)
+
+    signatures = crypto_backend.sign_many(secret_keys[:512], message)
+    sets = [
+        crypto_backend.SignatureSet([pk], m, crypto_backend.sign(sk, m))
+        for sk, pk, m in zip(secret_keys[:64], pubkeys[:64],
+                             [secrets.token_bytes(32) for _ in range(64)], strict=True)
+    ]
+    signature = crypto_backend.sign(secret_keys[0], message)
+    lines: list[tuple[str, Callable[[], object], float, int, int]] = [
+        ("aggregate(512 signatures)", lambda: crypto_backend.aggregate(signatures), 0.33, 9, 3),
+        ("sign_many(1,000 keys, one message)",
+         lambda: crypto_backend.sign_many(secret_keys, message), 0.35, 7, 2),
+        ("verify_signature_sets(64 sets, 64 messages)",
+         lambda: crypto_backend.verify_signature_sets(sets), 0.6, 11, 3),
+        ("verify (one pair, key cached)",
+         lambda: crypto_backend.verify(pubkeys[0], message, signature), 1.0, 9, 20),
+        ("sign(sk, m)", lambda: crypto_backend.sign(secret_keys[0], message), 1.0, 9, 20),
+    ]
+    for label, call, ifma_goal, line_rounds, pairs in lines:
+        call()
+        compare(f"{label}, SIMD auto  vs  VALIDATOR_BLS_SIMD=off", under("auto", call),
+                under("off", call), goal(ifma_goal), rounds=line_rounds, pairs=pairs)
+    simd.configure("auto")
+    crypto_backend.set_lane_count(None)
+
+
 def main() -> None:
     watch = ChildWatch()
     crypto_backend.use("blst")
@@ -117,6 +196,10 @@ def main() -> None:
     secret_keys = [secrets.randbelow(crypto_backend.CURVE_ORDER - 1) + 1 for _ in range(1000)]
     pubkeys = [crypto_backend.sk_to_pk(sk) for sk in secret_keys]
     message = secrets.token_bytes(32)
+    simd_lines(secret_keys, pubkeys, message)
+    if "--simd-only" in sys.argv[1:]:
+        print(f"child processes seen during the run: {watch.stop()}", flush=True)
+        return
 
     # -- sign against the pyblst path of before ---------------------------------------
     from pyblst import BlstP2Element

@@ -31,3 +31,15 @@ def hash_to_g2(message: bytes) -> G2Point:
 def sign_hashed(sk: int, hashed: G2Point) -> bytes:
     """A bare multiplication: ``blst_sign_pk_in_g1`` of a hashed message, compressed."""
     return _native.baseline_sign_hashed(sk, hashed)
+
+
+def blst_fp_mul_seconds(rounds: int) -> float:
+    """Seconds for ``rounds`` rounds of eight blst multiplications modulo p
+    (``blst_fp_mul``, blst's mul_mont_384), timed inside the native core."""
+    return _native.bench_blst_fp_mul(rounds)
+
+
+def lane_fp_mul_seconds(layer: str, count: int) -> float:
+    """Seconds for ``count`` 8-lane multiplications modulo p on a lane layer
+    (``"portable"`` or ``"avx512ifma"``), timed inside the native core."""
+    return _native.bench_fp8_mul(layer, count)

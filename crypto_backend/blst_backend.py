@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from crypto_backend import _native, threads
+from crypto_backend import _native, simd, threads
 from crypto_backend._native import G1Point, G2Point
 from crypto_backend.backend import Backend, CheckedSet
 from crypto_backend.key_cache import KEY_CACHE_SIZE, CacheStats
@@ -21,6 +21,7 @@ class BlstBackend(Backend[G1Point, G2Point]):
     name = "blst"
 
     def __init__(self, key_cache_size: int = KEY_CACHE_SIZE) -> None:
+        simd.check()  # VALIDATOR_BLS_SIMD=require without IFMA stops here
         self._cache = _native.KeyCache(key_cache_size)
         _native.set_lanes(threads.lane_count())
 

@@ -14,6 +14,7 @@ import threading
 from importlib import metadata
 from typing import Any, Final
 
+from crypto_backend import simd
 from crypto_backend.arkworks_backend import ArkworksBackend
 from crypto_backend.backend import Backend
 from crypto_backend.blst_backend import BlstBackend
@@ -26,8 +27,6 @@ _FACTORIES: Final[dict[str, type[Backend[Any, Any]]]] = {
     ArkworksBackend.name: ArkworksBackend,
 }
 BACKEND_NAMES: Final = tuple(_FACTORIES)
-#: The SIMD path of the native core. This build has none: blst's own code only.
-SIMD_PATH: Final = "none"
 
 _lock = threading.Lock()
 _instances: dict[str, Backend[Any, Any]] = {}
@@ -68,10 +67,13 @@ def current() -> Backend[Any, Any]:
 def _select_from_environment() -> Backend[Any, Any]:
     global _selected
     name = os.environ.get(BACKEND_ENV, "").strip() or DEFAULT_BACKEND
-    try:
-        instance = backend_named(name)
-    except ValueError as error:
-        raise ValueError(f"{BACKEND_ENV}: {error}") from None
+    if name not in _FACTORIES:
+        try:
+            backend_named(name)
+        except ValueError as error:
+            raise ValueError(f"{BACKEND_ENV}: {error}") from None
+    # A backend that cannot start (VALIDATOR_BLS_SIMD=require without IFMA) says why itself.
+    instance = backend_named(name)
     with _lock:
         if _selected is None:
             _selected = instance
@@ -85,15 +87,19 @@ def backend_name() -> str:
 
 def info() -> dict[str, Any]:
     """What serves the calls now: ``backend`` (name), ``versions`` (of the libraries
-    behind it), ``lanes`` (threads a batch may use), ``simd`` (the SIMD path)."""
+    behind it), ``lanes`` (threads a batch may use), ``simd`` (the SIMD path of the
+    native core, ``"none"`` for arkworks). Raises ValueError when
+    ``VALIDATOR_BLS_SIMD`` cannot be honoured (crypto_backend.simd)."""
     backend = current()
     if backend.name == BlstBackend.name:
         from crypto_backend import _native
 
         versions = {"crypto_backend_native": _native.VERSION, "blst": _native.BLST_VERSION}
         lanes = _native.lane_count()
+        simd_path = simd.path()
     else:
         versions = {"py-arkworks-bls12381": metadata.version("py-arkworks-bls12381")}
         # arkworks holds the GIL and runs every call on the calling thread.
         lanes = 1
-    return {"backend": backend.name, "versions": versions, "lanes": lanes, "simd": SIMD_PATH}
+        simd_path = "none"
+    return {"backend": backend.name, "versions": versions, "lanes": lanes, "simd": simd_path}

@@ -25,6 +25,14 @@ from validator.devnet.openapi_check import (
 from validator.devnet.openapi_checkers import StrictClientChecker
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--soak", action="store_true", default=False,
+        help="also run the SIMD layer's 10,000,000-input differential soak "
+        "(tests/crypto_backend/test_simd.py; over an hour on 2 cores)",
+    )
+
+
 @pytest.fixture(scope="session")
 def beacon_api_spec() -> BeaconApiSpec:
     """The official Beacon API (../shared/vectors/beacon-api), loaded once per session."""

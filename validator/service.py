@@ -501,7 +501,11 @@ class ValidatorService:
             raise StartupError(f"the validators directory {options.validators_dir} does not exist")
         # Which BLS code signs and verifies (backend, library versions, threads, SIMD
         # path): the first thing to know when comparing two hosts' speed.
-        log.info("crypto backend: %s", crypto_backend.info())
+        try:
+            crypto_info = crypto_backend.info()
+        except ValueError as error:  # VALIDATOR_BLS_SIMD=require without IFMA, ...
+            raise StartupError(str(error)) from None
+        log.info("crypto backend: %s", crypto_info)
         async with contextlib.AsyncExitStack() as parts:
             # Entered first so that it unwinds last: every signature made is on
             # record before the lock is let go, after the servers and the client.

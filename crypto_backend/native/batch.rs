@@ -9,6 +9,7 @@
 
 use crate::cache::KeyCache;
 use crate::curve::{self, G1Affine, G2Affine, DST};
+use crate::g2_lanes;
 use crate::suite;
 
 pub struct SetRef<'a> {
@@ -76,10 +77,12 @@ pub fn verify_signature_sets(cache: &KeyCache, sets: &[SetRef], weights: &[u64])
         key_points.push(&resolved[offset..offset + set.keys.len()]);
         offset += set.keys.len();
     }
+    let signature_bytes: Vec<&[u8]> = sets.iter().map(|set| set.signature).collect();
+    let signatures = g2_lanes::decode_all(&signature_bytes);
     let positions: Vec<usize> = (0..sets.len()).collect();
     let checked: Option<Vec<Checked>> = crate::lanes::map(&positions, 4, |index| {
         let key = suite::aggregate_key(key_points[*index])?;
-        let signature = curve::decode_g2(sets[*index].signature).ok()?;
+        let signature = signatures[*index].ok()?;
         Some(Checked { key, message: sets[*index].message, signature })
     })
     .into_iter()

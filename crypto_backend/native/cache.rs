@@ -4,6 +4,7 @@
 //! there are many, then inserted.
 
 use crate::curve::{self, G1Affine, PUBKEY_LENGTH};
+use crate::g1_lanes;
 use lru::LruCache;
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
@@ -23,12 +24,22 @@ struct Inner {
     misses: u64,
 }
 
-/// KeyValidate: a canonical G1 point that is not the identity.
-pub fn validate_key(data: &[u8]) -> Option<G1Affine> {
-    match curve::decode_g1(data) {
-        Ok(point) if !curve::g1_affine_is_identity(&point) => Some(point),
-        _ => None,
-    }
+/// Keys per lane task when many misses are decoded on the lane threads (eight
+/// passes of the 8-lane kernel, or 64 blst decodes).
+const KEYS_PER_TASK: usize = 64;
+
+/// KeyValidate of each key: a canonical G1 point that is not the identity. The
+/// decoding is the SIMD dispatch's (`g1_lanes`, blst's own under `off`); the
+/// identity is refused here, above the kernels, whatever path decoded it.
+pub fn validate_keys(keys: &[[u8; PUBKEY_LENGTH]]) -> Vec<Option<G1Affine>> {
+    let refs: Vec<&[u8]> = keys.iter().map(|key| &key[..]).collect();
+    g1_lanes::decode_many(&refs)
+        .into_iter()
+        .map(|decoded| match decoded {
+            Ok(point) if !curve::g1_affine_is_identity(&point) => Some(point),
+            _ => None,
+        })
+        .collect()
 }
 
 impl KeyCache {
@@ -76,9 +87,10 @@ impl KeyCache {
         }
         let todo: Vec<[u8; PUBKEY_LENGTH]> = missing.keys().copied().collect();
         let decoded: Vec<Option<G1Affine>> = if todo.len() >= PARALLEL_DECODE_MIN {
-            crate::lanes::map(&todo, 8, |key| validate_key(key))
+            let tasks: Vec<&[[u8; PUBKEY_LENGTH]]> = todo.chunks(KEYS_PER_TASK).collect();
+            crate::lanes::map(&tasks, 1, |keys| validate_keys(keys)).concat()
         } else {
-            todo.iter().map(|key| validate_key(key)).collect()
+            validate_keys(&todo)
         };
         {
             let mut inner = self.lock();

@@ -267,6 +267,14 @@ impl SecretScalar {
         }
     }
 
+    /// The scalar as four little-endian 64-bit words (for the lane kernels; the
+    /// caller zeroes its copy).
+    pub fn le_words(&self) -> [u64; 4] {
+        std::array::from_fn(|word| {
+            u64::from_le_bytes(self.0.b[8 * word..8 * word + 8].try_into().expect("8 bytes"))
+        })
+    }
+
     pub fn public_key(&self) -> G1 {
         let mut out = G1::default();
         // SAFETY: one live scalar in, one point out (blst's constant-time path).
@@ -350,4 +358,19 @@ pub fn bare_core_verify(pubkey: &G1Affine, message: &[u8], signature: &[u8]) -> 
         )
     };
     status == BLST_ERROR::BLST_SUCCESS
+}
+
+/// `rounds` rounds of eight independent blst multiplications (mul_mont_384) of
+/// Montgomery-form values: the baseline of bench/crypto.py's 8-lane multiplication.
+pub fn fp_mul_rounds(rounds: usize) -> [blst_fp; 8] {
+    let factor = blst_fp { l: [3, 0, 0, 0, 0, 0] };
+    let mut values: [blst_fp; 8] = std::array::from_fn(|i| blst_fp { l: [i as u64 + 1, 0, 0, 0, 0, 0] });
+    for _ in 0..rounds {
+        for value in values.iter_mut() {
+            let previous = std::hint::black_box(*value);
+            // SAFETY: three live field elements, the output distinct from the inputs.
+            unsafe { blst_fp_mul(value, &previous, &factor) };
+        }
+    }
+    values
 }

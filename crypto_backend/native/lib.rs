@@ -15,8 +15,18 @@
 mod batch;
 mod cache;
 mod curve;
+mod fp2x8;
+mod fp8;
+mod g1_lanes;
+mod g1_mul_lanes;
+mod g2_lanes;
+mod jacobian;
+mod lane;
+mod lane_decode;
 mod lanes;
 mod secret;
+mod simd;
+mod simd_hooks;
 mod suite;
 mod test_panic;
 
@@ -117,12 +127,17 @@ fn lane_count() -> usize {
     lanes::lanes()
 }
 
-/// Pairing checks and hashes to G2 so far in this process (for the tests).
+/// Pairing checks, hashes to G2 and G1 lane-kernel passes so far in this process
+/// (for the tests).
 #[pyfunction]
 fn counters(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("pairing_checks", curve::PAIRING_CHECKS.load(Ordering::SeqCst))?;
     dict.set_item("hashes_to_g2", curve::HASHES_TO_G2.load(Ordering::SeqCst))?;
+    for (name, counters) in [("g1", &g1_lanes::COUNTERS), ("g2", &g2_lanes::COUNTERS)] {
+        dict.set_item(format!("{name}_lane_passes"), counters.passes.load(Ordering::SeqCst))?;
+        dict.set_item(format!("{name}_undecided_lanes"), counters.undecided.load(Ordering::SeqCst))?;
+    }
     Ok(dict)
 }
 
@@ -352,7 +367,7 @@ impl G2Point {
 
 #[pyfunction]
 fn decode_g1(py: Python<'_>, data: &[u8]) -> PyResult<G1Point> {
-    match without_gil(py, || curve::decode_g1(data))? {
+    match without_gil(py, || g1_lanes::decode_many(&[data])[0])? {
         Ok(point) => Ok(G1Point { point }),
         Err(error) => Err(bls_error(py, format!("invalid G1 point: {error}"))),
     }
@@ -360,7 +375,7 @@ fn decode_g1(py: Python<'_>, data: &[u8]) -> PyResult<G1Point> {
 
 #[pyfunction]
 fn decode_g2(py: Python<'_>, data: &[u8]) -> PyResult<G2Point> {
-    match without_gil(py, || curve::decode_g2(data))? {
+    match without_gil(py, || g2_lanes::decode(data))? {
         Ok(point) => Ok(G2Point { point }),
         Err(error) => Err(bls_error(py, format!("invalid G2 point: {error}"))),
     }
@@ -534,5 +549,15 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(baseline_decode_pubkey, module)?)?;
     module.add_function(wrap_pyfunction!(baseline_core_verify, module)?)?;
     module.add_function(wrap_pyfunction!(baseline_sign_hashed, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::set_simd, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::simd_path, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::ifma_available, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::lane_op, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::fp8_op, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::g1_decode_on, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::g2_decode_on, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::bench_fp8_mul, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::bench_blst_fp_mul, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::sk_to_pk_lanes, module)?)?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 use crate::cache::KeyCache;
 use crate::curve::{self, G1Affine, G2Affine, DST, PUBKEY_LENGTH, SIGNATURE_LENGTH};
+use crate::g2_lanes;
 use std::collections::HashMap;
 
 /// Keys summed per rayon task when a long key list is summed on the lanes.
@@ -37,7 +38,7 @@ pub fn verify(cache: &KeyCache, key: &[u8], message: &[u8], signature: &[u8]) ->
     let Some(point) = cache.resolve(&[key])[0] else {
         return false;
     };
-    let Ok(signature) = curve::decode_g2(signature) else {
+    let Ok(signature) = g2_lanes::decode(signature) else {
         return false;
     };
     check(&point, message, &signature)
@@ -52,7 +53,7 @@ pub fn fast_aggregate_verify(
     let Some(key) = aggregate_key(&cache.resolve(keys)) else {
         return false;
     };
-    let Ok(signature) = curve::decode_g2(signature) else {
+    let Ok(signature) = g2_lanes::decode(signature) else {
         return false;
     };
     check(&key, message, &signature)
@@ -85,7 +86,7 @@ pub fn aggregate_verify(
     if points.iter().any(Option::is_none) {
         return false;
     }
-    let Ok(signature) = curve::decode_g2(signature) else {
+    let Ok(signature) = g2_lanes::decode(signature) else {
         return false;
     };
     let mut hashes: HashMap<&[u8], G2Affine> = HashMap::new();
@@ -108,8 +109,8 @@ pub fn aggregate(signatures: &[&[u8]]) -> Result<[u8; SIGNATURE_LENGTH], String>
         return Err("aggregate needs at least one signature".into());
     }
     let mut points = Vec::with_capacity(signatures.len());
-    for (index, signature) in signatures.iter().enumerate() {
-        match curve::decode_g2(signature) {
+    for (index, decoded) in g2_lanes::decode_all(signatures).into_iter().enumerate() {
+        match decoded {
             Ok(point) => points.push(point),
             Err(error) => return Err(format!("signature {index}: invalid G2 point: {error}")),
         }

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import crypto_backend
-from crypto_backend import selection, threads
+from crypto_backend import selection, simd, threads
 from crypto_backend.backend import Backend
 
 PROJECT_VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "crypto"
@@ -33,6 +35,36 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend[Any, Any]]:
         yield selection.current()
     finally:
         crypto_backend.use(previous)
+
+
+@contextmanager
+def simd_mode(mode: str) -> Iterator[None]:
+    """Run the native core under a ``VALIDATOR_BLS_SIMD`` mode, the key cache emptied
+    before and after so that every key is decoded on that path."""
+    previous = simd.mode()
+    native = selection.backend_named("blst")
+    simd.configure(mode)
+    native.clear_key_cache()
+    try:
+        yield
+    finally:
+        simd.configure(previous)
+        native.clear_key_cache()
+
+
+def ifma_or_skip() -> None:
+    """Skip an IFMA-layer test on a CPU without AVX-512 IFMA, saying so; fail it
+    instead under VALIDATOR_BLS_SIMD=require (a host that must exercise it)."""
+    if simd.ifma_available():
+        return
+    message = "this CPU has no AVX-512 IFMA (no avx512ifma in /proc/cpuinfo)"
+    if os.environ.get(simd.SIMD_ENV, "").strip().lower() == "require":
+        pytest.fail(f"VALIDATOR_BLS_SIMD=require, but {message}")
+    pytest.skip(f"IFMA layer not tested: {message}; the portable layer is")
+
+
+#: The SIMD modes every official vector runs under on the blst backend.
+SIMD_MODES = ("off", "portable", "auto")
 
 
 @pytest.fixture(params=[1, 2], ids=["one_lane", "two_lanes"], scope="module")

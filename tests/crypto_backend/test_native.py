@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 import crypto_backend
-from crypto_backend import _native, selection, threads
+from crypto_backend import _native, selection, simd, threads
 from crypto_backend.backend import Backend
 from tests.support.official_vectors import REPO_ROOT
 
@@ -342,7 +342,8 @@ def test_info_says_backend_versions_lanes_and_simd(backend: Backend[Any, Any]) -
     info = crypto_backend.info()
     assert set(info) >= {"backend", "versions", "lanes", "simd"}
     assert info["backend"] == backend.name
-    assert info["simd"] == "none"
+    assert info["simd"] == (simd.path() if backend.name == "blst" else "none")
+    assert info["simd"] in simd.PATHS
     assert isinstance(info["lanes"], int) and info["lanes"] >= 1
     if backend.name == "blst":
         assert info["lanes"] == crypto_backend.lane_count()

@@ -1,4 +1,5 @@
-"""Every official BLS case on every backend.
+"""Every official BLS case on every backend, and on the blst backend under every
+SIMD mode (off, portable, auto: ``backend`` below).
 
 bls12-381-tests v0.1.1 (96 JSON cases) and the consensus-spec-tests ``eth_*``
 cases (20 YAML), read in place through ``tests/support/official_vectors.py``.
@@ -7,6 +8,7 @@ cases (20 YAML), read in place through ``tests/support/official_vectors.py``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,9 @@ import pytest
 import yaml
 
 import crypto_backend
+from crypto_backend import selection
 from crypto_backend.backend import Backend
-from tests.crypto_backend.conftest import unhex
+from tests.crypto_backend.conftest import SIMD_MODES, simd_mode, unhex
 from tests.support.official_vectors import official_vectors, vectors_root
 
 BLS_TESTS = ("bls", "bls12-381-tests_v0.1.1")
@@ -31,6 +34,25 @@ EXPECTED_COUNTS = {
     "deserialization_G2": 15, "fast_aggregate_verify": 12, "hash_to_G2": 4, "sign": 10,
     "verify": 29, "eth_aggregate_pubkeys": 8, "eth_fast_aggregate_verify": 12,
 }
+
+
+@pytest.fixture(
+    params=[("blst", mode) for mode in SIMD_MODES] + [("arkworks", None)],
+    ids=[f"blst-simd-{mode}" for mode in SIMD_MODES] + ["arkworks"],
+)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend[Any, Any]]:
+    """Each case once per backend, and once per SIMD mode on blst."""
+    name, mode = request.param
+    previous = crypto_backend.backend_name()
+    crypto_backend.use(name)
+    try:
+        if mode is None:
+            yield selection.current()
+        else:
+            with simd_mode(mode):
+                yield selection.current()
+    finally:
+        crypto_backend.use(previous)
 
 
 def _json_cases(handler: str) -> list[Any]:

@@ -1,0 +1,100 @@
+"""The 8-lane G1 multiplication (crypto_backend/native/g1_mul_lanes.rs) is constant
+time: run under valgrind's memcheck with the secret scalars marked undefined (a
+client request from the test-only binary tests/ct_check, built here from the same
+source files), no branch and no memory address may depend on them. The binary's
+``--leak`` mode branches on a secret bit on purpose, to show that memcheck does see
+such a dependence in this set-up. The keys it prints are checked against blst's.
+
+Valgrind is Debian's package (``.ci/run`` installs it when missing); without it the
+test skips, except under CI=true, where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import crypto_backend
+from crypto_backend import _native
+from tests.crypto_backend.conftest import ifma_or_skip
+from tests.support.official_vectors import REPO_ROOT
+
+CHECK_CRATE = REPO_ROOT / "tests" / "ct_check"
+TARGET_DIR = REPO_ROOT / "target" / "ct_check"
+UNINITIALISED = ("depends on uninitialised value", "Use of uninitialised value")
+
+
+@pytest.fixture(scope="module")
+def valgrind() -> str:
+    found = shutil.which("valgrind")
+    if found is None:
+        message = "valgrind is not installed (apt-get install valgrind)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture(scope="module")
+def ct_binary() -> Path:
+    subprocess.run(
+        ["cargo", "build", "--release", "--quiet", "--manifest-path",
+         str(CHECK_CRATE / "Cargo.toml"), "--target-dir", str(TARGET_DIR)],
+        check=True, timeout=600,
+    )
+    return TARGET_DIR / "release" / "ct_check"
+
+
+def _memcheck(
+    valgrind: str, binary: Path, scalars: list[int], *flags: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [valgrind, "--tool=memcheck", "--error-exitcode=99", str(binary), *flags,
+         *(f"{scalar:064x}" for scalar in scalars)],
+        capture_output=True, text=True, timeout=300,
+    )
+
+
+def _secret_keys() -> list[int]:
+    # Edge keys beside random ones: 1, the largest, and digits 0 and 15 in every window.
+    order = crypto_backend.CURVE_ORDER
+    return [1, order - 1, int("f" * 62, 16), 16**60] + [
+        secrets.randbelow(order - 1) + 1 for _ in range(4)
+    ]
+
+
+def test_no_branch_or_address_depends_on_the_secret_scalars(
+    valgrind: str, ct_binary: Path
+) -> None:
+    keys = _secret_keys()
+    done = _memcheck(valgrind, ct_binary, keys)
+    for report in UNINITIALISED:
+        assert report not in done.stderr, done.stderr[-4000:]
+    assert "ERROR SUMMARY: 0 errors" in done.stderr
+    assert done.returncode == 0, done.stderr[-4000:]
+    printed = [bytes.fromhex(line) for line in done.stdout.split()]
+    assert printed == [crypto_backend.sk_to_pk(key) for key in keys]
+
+
+def test_memcheck_sees_a_branch_on_the_secret(valgrind: str, ct_binary: Path) -> None:
+    done = _memcheck(valgrind, ct_binary, _secret_keys(), "--leak")
+    assert "Conditional jump or move depends on uninitialised value(s)" in done.stderr
+    assert done.returncode == 99
+
+
+@pytest.mark.parametrize("count", [1, 8, 13])
+def test_lane_public_keys_are_blsts(count: int) -> None:
+    keys = _secret_keys()[:count] + [secrets.randbelow(crypto_backend.CURVE_ORDER - 1) + 1
+                                     for _ in range(max(0, count - 8))]
+    assert _native.sk_to_pk_lanes(keys, "portable") == [crypto_backend.sk_to_pk(k) for k in keys]
+
+
+def test_ifma_public_keys_match_portable() -> None:
+    ifma_or_skip()
+    keys = [secrets.randbelow(crypto_backend.CURVE_ORDER - 1) + 1 for _ in range(64)]
+    assert _native.sk_to_pk_lanes(keys, "avx512ifma") == _native.sk_to_pk_lanes(keys, "portable")
