@@ -97,12 +97,13 @@ WHERE k.pubkey = u.pubkey
 
 # The usual batch in one statement: each allowed row is judged, locked and raised by the
 # update itself (rows are touched once, not locked first and updated after). The batch is
-# sorted by key and joined to the primary key in a nested loop, so rows lock in key order;
-# should the planner ever pick another order, PostgreSQL's deadlock detection aborts one
-# transaction and it is retried. A row is raised only where the rule allows the item and
-# the row holds at least what this process has committed or seen (the rollback alarm's
-# floor, NEVER where it has seen nothing); the count tells the caller whether every item
-# passed. When one did not, the caller undoes this statement and judges the batch in full.
+# sorted by key and drives the join (in the plans seen, it probes a hash of the keys
+# table), so rows lock in key order; should the planner ever pick another order,
+# PostgreSQL's deadlock detection aborts one of two crossing transactions and it is
+# retried. A row is raised only where the rule allows the item and the row holds at least
+# what this process has committed or seen (the rollback alarm's floor, NEVER where it has
+# seen nothing); the update's row count tells the caller whether every item passed. When
+# one did not, the caller undoes this statement and judges the batch in full.
 RAISE_ATTESTATIONS_IF_ALLOWED = f"""
 WITH batch AS (
     SELECT substring(%(keys)b::bytea FROM (n::int - 1) * 48 + 1 FOR 48) AS pubkey,
@@ -111,19 +112,16 @@ WITH batch AS (
                 %(seen_sources)s::numeric[], %(seen_targets)s::numeric[])
         WITH ORDINALITY AS x(source, target, seen_slot, seen_source, seen_target, n)
     ORDER BY pubkey
-), raised AS (
-    UPDATE {KEYS_TABLE} AS k
-    SET source_epoch = GREATEST(k.source_epoch, b.source),
-        target_epoch = GREATEST(k.target_epoch, b.target)
-    FROM batch AS b
-    WHERE k.pubkey = b.pubkey
-      AND b.source >= coalesce(k.source_epoch, -1) AND b.target > coalesce(k.target_epoch, -1)
-      AND coalesce(k.block_slot, -1) >= b.seen_slot
-      AND coalesce(k.source_epoch, -1) >= b.seen_source
-      AND coalesce(k.target_epoch, -1) >= b.seen_target
-    RETURNING 1
 )
-SELECT count(*) FROM raised
+UPDATE {KEYS_TABLE} AS k
+SET source_epoch = GREATEST(k.source_epoch, b.source),
+    target_epoch = GREATEST(k.target_epoch, b.target)
+FROM batch AS b
+WHERE k.pubkey = b.pubkey
+  AND b.source >= coalesce(k.source_epoch, -1) AND b.target > coalesce(k.target_epoch, -1)
+  AND coalesce(k.block_slot, -1) >= b.seen_slot
+  AND coalesce(k.source_epoch, -1) >= b.seen_source
+  AND coalesce(k.target_epoch, -1) >= b.seen_target
 """
 
 RAISE_BLOCK = f"""

@@ -618,8 +618,8 @@ class PostgresSlashingProtection:
             outcome.clear()  # a retried attempt judges afresh
             if fast_params is not None:
                 with connection.transaction() as attempt:
-                    row = connection.execute(RAISE_ATTESTATIONS_IF_ALLOWED, fast_params).fetchone()
-                    if row is not None and row[0] == len(pubkeys):
+                    raised = connection.execute(RAISE_ATTESTATIONS_IF_ALLOWED, fast_params)
+                    if raised.rowcount == len(pubkeys):
                         outcome[:] = [None, set(), pubkeys, sources, targets, [True] * len(pubkeys)]
                         return outcome[5]
                     # One item refused (or a key unknown, or lowered): undo, judge in full.
