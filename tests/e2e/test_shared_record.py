@@ -3,9 +3,10 @@
 Each client has its own validators directory (as on three hosts) holding the same keystores,
 and all three use one database through ``--slashing-protection-db``. Whichever client records
 a duty first signs it; the other two are refused by the record, so the chain receives every
-attestation and block of those keys once. Then one client is killed with SIGKILL at a random
-moment, then the PostgreSQL server itself (every one of its processes), which is restarted,
-and so is the client: still nothing slashable, nothing received twice, and duties resume.
+attestation and block of those keys once. Then clients are killed with SIGKILL at random
+moments and started again, then one more is killed, then the PostgreSQL server itself (every
+one of its processes), which is restarted, and so is the client: still nothing slashable,
+nothing received twice, and duties resume.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tests.support.validators_dir import make_validators_dir
 pytestmark = pytest.mark.slow
 
 SIGNED_KINDS = ("attestation", "block")
+KILL_ROUNDS = 2  # clients killed with SIGKILL and restarted before the database crash
 
 
 @pytest.fixture
@@ -172,31 +174,49 @@ async def test_three_clients_share_one_record_through_a_client_and_a_database_cr
     # Every duty was taken by one client or another, not always the same one.
     signers = {n for n, c in enumerate(clients) if count_of([c], "attestation")}
 
-    # One client killed mid-run, at a random moment of a slot.
+    everyone = list(clients)  # every client started, killed ones too: what was published
+
+    # Clients killed at random moments of a slot and started again, KILL_ROUNDS times; the
+    # two others take the duties meanwhile.
+    for _ in range(KILL_ROUNDS):
+        await asyncio.sleep(rng.uniform(0.0, 1.0))
+        place = rng.randrange(3)
+        victim = clients[place]
+        victim.process.send_signal(signal.SIGKILL)
+        await victim.process.wait()
+        await readers.finish(victim)
+        survivors = [c for c in clients if c is not victim]
+        before = count_of(everyone, "attestation")
+        await until_published(everyone, "attestation", before + VALIDATORS, alive=survivors)
+        clients[place] = await start_client(beacon, directories[place], *shared)
+        readers.follow(clients[place])
+        everyone.append(clients[place])
+
+    # Then one more killed, and left down while the database crashes.
     await asyncio.sleep(rng.uniform(0.0, 1.0))
     victim = clients[rng.randrange(3)]
     victim.process.send_signal(signal.SIGKILL)
     await victim.process.wait()
     await readers.finish(victim)
     survivors = [c for c in clients if c is not victim]
-    before = count_of(clients, "attestation")
-    await until_published(clients, "attestation", before + VALIDATORS, alive=survivors)
+    before = count_of(everyone, "attestation")
+    await until_published(everyone, "attestation", before + VALIDATORS, alive=survivors)
 
     # The database itself crashes: the survivors keep running and sign nothing meanwhile.
     kill_server(cluster)
     down_at = time.monotonic()
     await asyncio.sleep(1.5)  # three slots
-    at_outage = count_of(clients, "attestation")
+    at_outage = count_of(everyone, "attestation")
     await asyncio.sleep(1.0)
     for client in survivors:
         assert client.process.returncode is None, client.lines[-3:]
     # At most what was committed before the crash came out afterwards.
-    assert count_of(clients, "attestation") - at_outage <= VALIDATORS
+    assert count_of(everyone, "attestation") - at_outage <= VALIDATORS
     await restart_server(cluster)
     print(f"database down for {time.monotonic() - down_at:.1f} s")
     restarted = await start_client(beacon, directories[clients.index(victim)], *shared)
     readers.follow(restarted)
-    everyone = [*clients, restarted]
+    everyone.append(restarted)
     # Duties resume by themselves: two more epochs' worth after the database came back.
     after = count_of(everyone, "attestation")
     running = [*survivors, restarted]
