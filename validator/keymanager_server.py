@@ -75,7 +75,11 @@ class KeymanagerSigning:
     async def add_remote_key(self, pubkey: bytes, url: str) -> None:
         if self._remote is None:
             raise RemoteKeyRefusedError("validator signer signs with its own keystores only")
-        await self._signer.add_remote_keys({pubkey: self._remote.signer_for(url)})
+        remote = {pubkey: self._remote.signer_for(url)}
+        if self._gate is None:
+            await self._signer.add_remote_keys(remote)
+        else:  # a key added while running waits under doppelganger protection
+            await self._gate.admit(remote, imported=True)
 
     def current_epoch(self) -> int:
         try:

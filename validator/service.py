@@ -57,7 +57,7 @@ from validator.duties.doppelganger import SLASHING_TOPICS, KeyGate, LivenessUnsu
 from validator.duties.scheduler import DutyScheduler
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
-from validator.halts import HaltError, HaltStore, refusal_message
+from validator.halts import HaltError, HaltStore
 from validator.key_settings import KeyOverrides, ProposerSettings
 from validator.keymanager_server import KeymanagerServer, KeymanagerStartError, start_keymanager
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
@@ -452,33 +452,15 @@ class ValidatorService:
             raise StartupError(str(error)) from None
         log.info("%d key(s) loaded from %s", len(keys), options.validators_dir)
         if remote_keys:
-            remote_keys = await self._admit_remote_keys(remote_keys)
-            await signer.add_remote_keys(remote_keys)
+            # Through the same gate: halted ones refused, under protection they wait too.
+            try:
+                await gate.admit(remote_keys)
+            except HaltError as error:
+                raise StartupError(str(error)) from None
             log.info("%d remote key(s) sign through their remote signer", len(remote_keys))
         self._warn_unregistered(record, [*keys, *remote_keys])
-        remote.keep_listing(signer, record if options.init_slashing_protection else None)
+        remote.keep_listing(gate.admit, record if options.init_slashing_protection else None)
         return client, chain, record, signer, gate
-
-    async def _admit_remote_keys(self, remote_keys: dict[bytes, Any]) -> dict[bytes, Any]:
-        """The remote keys that may sign: halted ones are refused like local ones.
-
-        The doppelganger wait holds local keys only, so a protected start with remote keys
-        stops rather than let them sign unwatched.
-        """
-        options = self.options
-        if options.doppelganger_protection:
-            raise StartupError(
-                f"--doppelganger-protection does not yet watch remote keys ({len(remote_keys)} "
-                "here); start without the flag, or without the remote keys"
-            )
-        halts = HaltStore(options.validators_dir)
-        try:
-            halted = await asyncio.to_thread(halts.halts)
-        except HaltError as error:
-            raise StartupError(str(error)) from None
-        for pubkey in remote_keys.keys() & halted.keys():
-            log.error("%s", refusal_message(options.validators_dir, halted[pubkey]))
-        return {pubkey: key for pubkey, key in remote_keys.items() if pubkey not in halted}
 
     # -- run ---------------------------------------------------------------------------
 

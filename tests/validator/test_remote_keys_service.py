@@ -9,7 +9,6 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from aiohttp import web
 
 from tests.support.beacon_fixtures import NodeStarter
@@ -18,8 +17,8 @@ from tests.validator.conftest import ServiceRunner
 from tests.validator.signing.metrics_support import refusals
 from validator.beacon import routes
 from validator.consensus.encoding import to_hex
+from validator.duties.doppelganger import KeyState
 from validator.halts import HaltReason, HaltStore
-from validator.service import StartupError
 
 LOCAL = 4  # interop keys 0..3 in the directory; 4..7 behind the stalled signer
 
@@ -106,22 +105,26 @@ async def test_a_halted_remote_key_is_refused_at_start_like_a_local_one(
     assert set(remote[1:]) <= held
 
 
-async def test_doppelganger_protection_with_remote_keys_stops_the_start(
+async def test_remote_keys_wait_under_doppelganger_protection_like_local_ones(
     start_node: NodeStarter,
     run_service: ServiceRunner,
     validators_dir: Callable[..., Path],
     aiohttp_server: object,
 ) -> None:
-    """The wait holds local keys only: remote keys must not sign unwatched."""
+    """No clean-shutdown marker: every key waits, the remote ones too, none is in the signer."""
     node, url = await start_node(DutyNode, validator_count=2 * LOCAL)
     remote = [pubkey for _, pubkey in node.keys[LOCAL:]]
     signer = await aiohttp_server(_listing_signer(remote))  # type: ignore[operator]
-    with pytest.raises(StartupError, match="does not yet watch remote keys"):
-        await run_service(
-            url,
-            validators_dir(LOCAL),
-            stop_after=2 * node.chain.seconds_per_slot,
-            init_slashing_protection=True,
-            doppelganger_protection=True,
-            remote_signer_urls=[f"http://127.0.0.1:{signer.port}"],
-        )
+    service = await run_service(
+        url,
+        validators_dir(LOCAL),
+        stop_after=2 * node.chain.seconds_per_slot,
+        init_slashing_protection=True,
+        doppelganger_protection=True,
+        remote_signer_urls=[f"http://127.0.0.1:{signer.port}"],
+    )
+    gate = service.gate
+    assert gate is not None
+    assert set(remote) <= set(gate.waiting())
+    assert not set(remote) & set(gate.signer.pubkeys())
+    assert all(gate.states[pubkey] is KeyState.WAITING for pubkey in remote)

@@ -43,7 +43,12 @@ from validator.consensus.spec import ChainSpec
 from validator.duties.metrics import DOPPELGANGER_STATE, HALTS
 from validator.halts import HaltError, HaltReason, HaltStore, refusal_message, resume_command
 from validator.signing.guards import wall_clock_epoch
+from validator.signing.remote import RemoteSigner
 from validator.signing.signer import Signer
+
+# What the gate holds for a key until it may sign: its secret, or the remote signer that
+# signs for it (remote keys wait exactly as local ones do).
+KeyMaterial = int | RemoteSigner
 
 log = logging.getLogger("validator.doppelganger")
 
@@ -68,7 +73,7 @@ class LivenessUnsupportedError(Exception):
 
 @dataclass
 class _Wait:
-    secret: int
+    material: KeyMaterial
     first: int
     last: int
     reason: str
@@ -157,22 +162,22 @@ class KeyGate:
 
     # -- admission -------------------------------------------------------------------
 
-    async def admit(self, keys: Mapping[bytes, int], *, imported: bool = False) -> None:
+    async def admit(self, keys: Mapping[bytes, KeyMaterial], *, imported: bool = False) -> None:
         """Give the signer the keys that may sign now; hold the waiting ones; refuse halted ones.
 
         HaltError when the halts cannot be read (nothing is admitted then).
         """
         halts = await asyncio.to_thread(self._halts.halts)
-        allowed: dict[bytes, int] = {}
-        for pubkey, secret in keys.items():
+        allowed: dict[bytes, KeyMaterial] = {}
+        for pubkey, held in keys.items():
             halt = halts.get(pubkey)
             if halt is not None:
                 log.error("%s", refusal_message(self._halts.validators_dir, halt))
                 self._set_state(pubkey, KeyState.HALTED)
             else:
-                allowed[pubkey] = secret
+                allowed[pubkey] = held
         if not self.protection:
-            await self._signer.add_keys(allowed)
+            await self._give(allowed)
             for pubkey in allowed:
                 self._set_state(pubkey, KeyState.SIGNING)
             return
@@ -181,10 +186,10 @@ class KeyGate:
         watermarks = await asyncio.to_thread(
             lambda: {pubkey: record.watermark(pubkey) for pubkey in allowed}
         )
-        now_signing: dict[bytes, int] = {}
+        now_signing: dict[bytes, KeyMaterial] = {}
         reasons: Counter[tuple[str, int, int]] = Counter()
         spe = self._chain.slots_per_epoch
-        for pubkey, secret in allowed.items():
+        for pubkey, held in allowed.items():
             watermark = watermarks[pubkey]
             if imported:
                 skip, reason = False, "imported through the Keymanager API while running"
@@ -194,11 +199,11 @@ class KeyGate:
                 skip, reason = self._clean.skip_reason(pubkey, watermark, epoch, spe)
             if skip:
                 log.info("doppelganger wait skipped for %s: %s", _short(pubkey), reason)
-                now_signing[pubkey] = secret
+                now_signing[pubkey] = held
                 continue
             last_signed = last_signed_epoch(watermark, spe)
             first = max(epoch - 1, 0 if last_signed is None else last_signed + 1, 0)
-            wait = _Wait(secret, first, max(epoch + 1, first + 1), reason)
+            wait = _Wait(held, first, max(epoch + 1, first + 1), reason)
             self._waiting[pubkey] = wait
             self._set_state(pubkey, KeyState.WAITING)
             reasons[(reason, wait.first, wait.last)] += 1
@@ -213,9 +218,20 @@ class KeyGate:
                 last + 1,
                 epoch,
             )
-        await self._signer.add_keys(now_signing)
+        await self._give(now_signing)
         for pubkey in now_signing:
             self._set_state(pubkey, KeyState.SIGNING)
+
+    async def _give(self, keys: Mapping[bytes, KeyMaterial]) -> None:
+        """Hand keys to the signer: secrets as local keys, the others as remote ones."""
+        local = {pubkey: held for pubkey, held in keys.items() if isinstance(held, int)}
+        remote = {
+            pubkey: held for pubkey, held in keys.items() if isinstance(held, RemoteSigner)
+        }
+        if local:
+            await self._signer.add_keys(local)
+        if remote:
+            await self._signer.add_remote_keys(remote)
 
     async def remove(self, pubkeys: Iterable[bytes]) -> list[bytes]:
         """Forget keys (a Keymanager DELETE): waiting ones at once, signing ones via the signer."""
@@ -400,7 +416,7 @@ class KeyGate:
             return
         for pubkey in ready:
             del self._waiting[pubkey]
-        await self._signer.add_keys({pubkey: wait.secret for pubkey, wait in ready.items()})
+        await self._give({pubkey: wait.material for pubkey, wait in ready.items()})
         spans: Counter[tuple[int, int]] = Counter()
         for pubkey, wait in ready.items():
             self._set_state(pubkey, KeyState.SIGNING)

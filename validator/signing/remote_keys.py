@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -28,9 +28,11 @@ from slashing_protection.blocking import run_to_completion
 from slashing_protection.protocol import SlashingProtectionRecord
 from validator.consensus.spec import ChainSpec
 from validator.signing.remote import RemoteSigner, RemoteSignerSettings, RemoteSigningError
-from validator.signing.signer import Signer
 
 log = logging.getLogger("validator.remote_signer")
+
+# Where keys found late go: (pubkey -> its remote signer) -> done.
+AddRemoteKeys = Callable[[Mapping[bytes, RemoteSigner]], Awaitable[None]]
 
 RELIST_SECONDS = 5.0
 MIN_TIMEOUT_SECONDS = 1.0
@@ -104,15 +106,17 @@ class RemoteKeySources:
         log.info("remote signer %s: %d key(s)", signer.url, len(found))
         return found
 
-    def keep_listing(self, signer: Signer, record: SlashingProtectionRecord | None) -> None:
-        """Ask the signers not listed at start again, in the background, until they answer.
+    def keep_listing(self, add: AddRemoteKeys, record: SlashingProtectionRecord | None) -> None:
+        """Ask the signers not listed at start again, in the background, until they answer;
+        ``add`` takes the keys found (the service's key gate, so they are checked for halts
+        and wait under doppelganger protection like every other key).
 
         ``record`` (given under ``--init-slashing-protection``) registers their keys first.
         """
         if self._unlisted and self._relisting is None:
-            self._relisting = asyncio.create_task(self._relist(signer, record))
+            self._relisting = asyncio.create_task(self._relist(add, record))
 
-    async def _relist(self, signer: Signer, record: SlashingProtectionRecord | None) -> None:
+    async def _relist(self, add: AddRemoteKeys, record: SlashingProtectionRecord | None) -> None:
         while self._unlisted:
             await asyncio.sleep(RELIST_SECONDS)
             for url in list(self._unlisted):
@@ -125,7 +129,7 @@ class RemoteKeySources:
                         await run_to_completion(record.register, list(listed))
                     except SlashingProtectionError as error:
                         log.error("cannot register the keys of %s: %s", url, error)
-                await signer.add_remote_keys(listed)
+                await add(listed)
 
     async def close(self) -> None:
         if self._relisting is not None:
