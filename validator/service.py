@@ -45,7 +45,8 @@ from keymanager.api import DEFAULT_PORT as KEYMANAGER_DEFAULT_PORT
 from keymanager.api.token import TokenFileError, load_or_create_token
 from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
-from slashing_protection import SlashingProtectionError
+from slashing_protection import RecordLockedError, SlashingProtectionError
+from slashing_protection.lock import DirectoryLock
 from slashing_protection.opening import is_database_url, open_record
 from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNode, BeaconNodeClient, BeaconNodeError, RequestTimeouts
@@ -238,6 +239,18 @@ class ValidatorService:
             raise StartupError(str(error)) from None
         return record
 
+    def _lock_directory(self) -> DirectoryLock:
+        directory = self.options.validators_dir
+        try:
+            return DirectoryLock.acquire(directory)
+        except RecordLockedError:
+            raise StartupError(
+                f"the validators directory {directory} is in use by another process (a "
+                "running validator or slashing-protection command)"
+            ) from None
+        except SlashingProtectionError as error:
+            raise StartupError(str(error)) from None
+
     def _remote_signer_token(self) -> str | None:
         token_file = self.options.remote_signer_token_file
         if token_file is None:
@@ -420,6 +433,12 @@ class ValidatorService:
             remote_keys = await remote.initial(options.remote_signer_urls, options.use_remote_keys)
         except StoreError as error:
             raise StartupError(f"cannot list the remote keys: {error}") from None
+        if options.slashing_protection_db is not None:
+            # The file record locks the directory itself; with the shared record the
+            # directory still holds halts and the clean-shutdown marker, which `validator
+            # resume` and a second client on it must not touch while this one runs.
+            directory_lock = self._lock_directory()
+            record_lock.callback(directory_lock.release)
         record = await asyncio.to_thread(self._open_record, chain, [*local_pubkeys, *remote_keys])
         record_lock.callback(log.info, "slashing-protection record closed and its lock released")
         record_lock.callback(record.close)

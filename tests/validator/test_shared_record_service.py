@@ -23,6 +23,7 @@ from tests.validator.test_keymanager_server import keymanager_port
 from validator.beacon import routes
 from validator.consensus.encoding import to_hex
 from validator.consensus.interop import interop_secret_key
+from validator.halts import HaltError, resume
 from validator.service import StartupError, ValidatorService
 
 
@@ -144,3 +145,39 @@ async def test_a_database_that_cannot_be_reached_stops_the_start(
         )
     with pytest.raises(StartupError, match="must be a postgresql://"):
         await run_service(url, validators_dir(4), slashing_protection_db="/var/lib/record")
+
+
+async def test_with_the_shared_record_the_directory_is_still_locked_while_running(
+    start_node: NodeStarter,
+    run_service: ServiceRunner,
+    validators_dir: Callable[..., Path],
+    pg_url: str,
+) -> None:
+    """Halts and the clean-shutdown marker live in the directory: `validator resume` and a
+    second client on the same directory are refused while one runs, as with the file record."""
+    _, url = await start_node(DutyNode, validator_count=8)
+    directory = validators_dir(4)
+    stop = asyncio.Event()
+    services: list[ValidatorService] = []
+    running = asyncio.create_task(
+        run_service(
+            url,
+            directory,
+            stop=stop,
+            started=services.append,
+            init_slashing_protection=True,
+            slashing_protection_db=pg_url,
+        )
+    )
+    try:
+        async with asyncio.timeout(30):
+            while not services or services[0].scheduler is None:
+                await asyncio.sleep(0.05)
+        with pytest.raises(HaltError, match="in use by another process"):
+            resume(directory, None)
+        with pytest.raises(StartupError, match="in use by another process"):
+            await run_service(url, directory, slashing_protection_db=pg_url, stop_after=1.0)
+    finally:
+        stop.set()
+        await running
+    assert resume(directory, None) == []  # free again once the client stopped
