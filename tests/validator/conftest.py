@@ -5,6 +5,7 @@ The duty-loop test double is served by the root conftest's ``start_node`` (with 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -79,3 +80,32 @@ async def run_service(beacon_api_spec: BeaconApiSpec) -> AsyncIterator[ServiceRu
 
     yield run
     assert [str(v) for checker in checkers for v in checker.violations] == []
+
+
+@contextlib.asynccontextmanager
+async def service_running(
+    run_service: ServiceRunner,
+    url: str,
+    directory: Path,
+    *,
+    ready: Callable[[ValidatorService], bool],
+    timeout: float = 30.0,
+    **options: Any,
+) -> AsyncIterator[ValidatorService]:
+    """A service running in the background, given to the body once ``ready`` says so;
+    stopped cleanly (and its own failure raised) when the body ends."""
+    stop = asyncio.Event()
+    services: list[ValidatorService] = []
+    running = asyncio.create_task(
+        run_service(url, directory, stop=stop, started=services.append, **options)
+    )
+    try:
+        async with asyncio.timeout(timeout):
+            while not services or not ready(services[0]):
+                if running.done():
+                    await running  # a failed start raises here
+                await asyncio.sleep(0.05)
+        yield services[0]
+    finally:
+        stop.set()
+        await running

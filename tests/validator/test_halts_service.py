@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,12 +12,12 @@ from prometheus_client import REGISTRY
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
-from tests.validator.conftest import ServiceRunner
+from tests.validator.conftest import ServiceRunner, service_running
 from validator.beacon import routes
 from validator.consensus.interop import interop_keypair, interop_secret_key
 from validator.duties.doppelganger import KeyState
 from validator.halts import HaltReason, HaltStore
-from validator.service import StartupError, ValidatorService
+from validator.service import StartupError
 
 HALTED = 1
 NEW_KEY = 6
@@ -38,25 +37,16 @@ async def test_a_halted_key_is_listed_refused_and_stays_halted_through_delete_an
     halted = interop_keypair(HALTED)[1]
     new = interop_keypair(NEW_KEY)[1]
     HaltStore(directory).halt(halted, HaltReason.DOPPELGANGER, "seen live in epoch 3", 3)
-    stop = asyncio.Event()
-    services: list[ValidatorService] = []
-    running = asyncio.create_task(
-        run_service(
-            url,
-            directory,
-            stop=stop,
-            started=services.append,
-            init_slashing_protection=True,
-            doppelganger_protection=True,
-            keymanager=True,
-            keymanager_port=0,
-        )
-    )
-    try:
-        async with asyncio.timeout(20):
-            while not services or services[0].keymanager_server is None:
-                await asyncio.sleep(0.05)
-        service = services[0]
+    async with service_running(
+        run_service,
+        url,
+        directory,
+        ready=lambda service: service.keymanager_server is not None,
+        init_slashing_protection=True,
+        doppelganger_protection=True,
+        keymanager=True,
+        keymanager_port=0,
+    ) as service:
         gate = service.gate
         assert gate is not None and service.keymanager_server is not None
         assert gate.states[halted] is KeyState.HALTED
@@ -86,9 +76,6 @@ async def test_a_halted_key_is_listed_refused_and_stays_halted_through_delete_an
         assert gate.states[new] is KeyState.WAITING
         assert halted not in gate.signer.pubkeys() and new not in gate.signer.pubkeys()
         assert state_metric(new, "waiting") == 1
-    finally:
-        stop.set()
-        await running
     assert set(HaltStore(directory).halts()) == {halted}
 
 

@@ -13,7 +13,7 @@ import orjson
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
-from tests.validator.conftest import ServiceRunner
+from tests.validator.conftest import ServiceRunner, service_running
 from validator.beacon import routes
 from validator.consensus.encoding import to_hex
 from validator.consensus.interop import interop_secret_key
@@ -31,12 +31,10 @@ def attesters_after(node: DutyNode, slot: int) -> set[int]:
     }
 
 
-async def keymanager_port(services: list[ValidatorService]) -> int:
-    """The port of the Keymanager API once the service started it."""
-    async with asyncio.timeout(20):
-        while not services or services[0].keymanager_server is None:
-            await asyncio.sleep(0.05)
-    port = services[0].keymanager_server.port
+def keymanager_port(service: ValidatorService) -> int:
+    """The port its Keymanager API listens on (``keymanager_port=0`` picks a free one)."""
+    assert service.keymanager_server is not None
+    port = service.keymanager_server.port
     assert isinstance(port, int)
     return port
 
@@ -47,21 +45,16 @@ async def test_keys_and_settings_changed_through_the_api_take_effect_in_the_duti
     node, url = await start_node(DutyNode, validator_count=12)
     chain = node.chain
     directory = validators_dir(8)
-    stop = asyncio.Event()
-    services: list[ValidatorService] = []
-    running = asyncio.create_task(
-        run_service(
-            url,
-            directory,
-            stop=stop,
-            started=services.append,
-            init_slashing_protection=True,
-            keymanager=True,
-            keymanager_port=0,
-        )
-    )
-    try:
-        port = await keymanager_port(services)
+    async with service_running(
+        run_service,
+        url,
+        directory,
+        ready=lambda service: service.keymanager_server is not None,
+        init_slashing_protection=True,
+        keymanager=True,
+        keymanager_port=0,
+    ) as service:
+        port = keymanager_port(service)
         base = f"http://127.0.0.1:{port}/eth/v1"
         token = (directory / "api-token.txt").read_text().strip()
         async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
@@ -97,9 +90,6 @@ async def test_keys_and_settings_changed_through_the_api_take_effect_in_the_duti
         next_epoch = chain.start_slot_of_epoch(chain.epoch_at_slot(deleted_at) + 1)
         stop_at = next_epoch + 2 * chain.slots_per_epoch
         await asyncio.sleep(max(0.0, node.slot_start(stop_at) - time.time()))
-    finally:
-        stop.set()
-        await running
 
     assert 8 in attesters_after(node, next_epoch), "the imported key attests"
     assert 0 not in attesters_after(node, deleted_at + 1), "the deleted key stopped"

@@ -18,13 +18,13 @@ from slashing_protection.postgres import PostgresSlashingProtection, db_init
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import GENESIS_VALIDATORS_ROOT, DutyNode
 from tests.support.postgres import fresh_database, start_cluster
-from tests.validator.conftest import ServiceRunner
+from tests.validator.conftest import ServiceRunner, service_running
 from tests.validator.test_keymanager_server import keymanager_port
 from validator.beacon import routes
 from validator.consensus.encoding import to_hex
 from validator.consensus.interop import interop_secret_key
 from validator.halts import HaltError, resume
-from validator.service import StartupError, ValidatorService
+from validator.service import StartupError
 
 
 @pytest.fixture(scope="module")
@@ -71,23 +71,18 @@ async def test_the_client_and_its_keymanager_api_keep_history_in_the_database(
 ) -> None:
     node, url = await start_node(DutyNode, validator_count=8)
     directory = validators_dir(4)
-    stop = asyncio.Event()
-    services: list[ValidatorService] = []
-    running = asyncio.create_task(
-        run_service(
-            url,
-            directory,
-            stop=stop,
-            started=services.append,
-            init_slashing_protection=True,
-            slashing_protection_db=pg_url,
-            keymanager=True,
-            keymanager_port=0,
-        )
-    )
     imported_key = node.keys[4][1]
-    try:
-        port = await keymanager_port(services)
+    async with service_running(
+        run_service,
+        url,
+        directory,
+        ready=lambda service: service.keymanager_server is not None,
+        init_slashing_protection=True,
+        slashing_protection_db=pg_url,
+        keymanager=True,
+        keymanager_port=0,
+    ) as service:
+        port = keymanager_port(service)
         base = f"http://127.0.0.1:{port}/eth/v1"
         token = (directory / "api-token.txt").read_text().strip()
         async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
@@ -115,9 +110,6 @@ async def test_the_client_and_its_keymanager_api_keep_history_in_the_database(
                 assert response.status == 200
                 deleted = await response.json()
         await asyncio.sleep(1.0)
-    finally:
-        stop.set()
-        await running
 
     assert not (directory / RECORD_FILE).exists(), "the file record was used"
     with PostgresSlashingProtection.open(pg_url, GENESIS_VALIDATORS_ROOT) as record:
@@ -157,27 +149,16 @@ async def test_with_the_shared_record_the_directory_is_still_locked_while_runnin
     second client on the same directory are refused while one runs, as with the file record."""
     _, url = await start_node(DutyNode, validator_count=8)
     directory = validators_dir(4)
-    stop = asyncio.Event()
-    services: list[ValidatorService] = []
-    running = asyncio.create_task(
-        run_service(
-            url,
-            directory,
-            stop=stop,
-            started=services.append,
-            init_slashing_protection=True,
-            slashing_protection_db=pg_url,
-        )
-    )
-    try:
-        async with asyncio.timeout(30):
-            while not services or services[0].scheduler is None:
-                await asyncio.sleep(0.05)
+    async with service_running(
+        run_service,
+        url,
+        directory,
+        ready=lambda service: service.scheduler is not None,
+        init_slashing_protection=True,
+        slashing_protection_db=pg_url,
+    ):
         with pytest.raises(HaltError, match="in use by another process"):
             resume(directory, None)
         with pytest.raises(StartupError, match="in use by another process"):
             await run_service(url, directory, slashing_protection_db=pg_url, stop_after=1.0)
-    finally:
-        stop.set()
-        await running
     assert resume(directory, None) == []  # free again once the client stopped

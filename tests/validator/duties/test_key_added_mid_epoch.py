@@ -15,10 +15,10 @@ import pytest
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
-from tests.validator.conftest import ServiceRunner
+from tests.validator.conftest import ServiceRunner, service_running
+from tests.validator.test_keymanager_server import keymanager_port
 from validator.beacon import routes
 from validator.consensus.interop import interop_secret_key
-from validator.service import ValidatorService
 
 NEW_KEY = 8  # interop key 8 attests in the first slot of every epoch on the duty node
 SLOT_MS = 1000
@@ -47,24 +47,16 @@ async def test_a_key_imported_in_an_epoch_gets_its_duties_at_once(
     node, url = await start_node(DutyNode, validator_count=12, slot_duration_ms=SLOT_MS)
     chain = node.chain
     directory = validators_dir(8)
-    stop = asyncio.Event()
-    services: list[ValidatorService] = []
-    running = asyncio.create_task(
-        run_service(
-            url,
-            directory,
-            stop=stop,
-            started=services.append,
-            init_slashing_protection=True,
-            keymanager=True,
-            keymanager_port=0,
-        )
-    )
-    try:
-        async with asyncio.timeout(20):
-            while not services or services[0].keymanager_server is None:
-                await asyncio.sleep(0.05)
-        port = services[0].keymanager_server.port
+    async with service_running(
+        run_service,
+        url,
+        directory,
+        ready=lambda service: service.keymanager_server is not None,
+        init_slashing_protection=True,
+        keymanager=True,
+        keymanager_port=0,
+    ) as service:
+        port = keymanager_port(service)
         token = (directory / "api-token.txt").read_text().strip()
         keystore = encrypt_keystore(interop_secret_key(NEW_KEY), "pass", kdf=DEVNET_INSECURE_KDF)
         body = {"keystores": [keystore.to_json().decode()], "passwords": ["pass"]}
@@ -85,9 +77,6 @@ async def test_a_key_imported_in_an_epoch_gets_its_duties_at_once(
         assert imported_in == import_slot, "the import took too long for this test's timing"
         first_due = chain.start_slot_of_epoch(epoch + 1)
         await wait_until(node.slot_start(first_due + 2))
-    finally:
-        stop.set()
-        await running
     asked = node.attester_duty_requests[requests_before:]
     assert asked, "the import fetched attester duties"
     assert min(asked) >= epoch, f"asked for epochs {asked} after importing in epoch {epoch}"
