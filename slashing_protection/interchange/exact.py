@@ -218,12 +218,7 @@ def _blocks(it: _Events, what: str) -> tuple[int, int]:
             if event == "end_map":
                 break
             if key == "slot":
-                if slot is not None:
-                    raise _duplicate(f"{item}.slot")
-                event, value = next(it)
-                slot = parse_uint(
-                    value if event == "string" else _NotString(event), f"{item}.slot"
-                )
+                slot = _uint_field(it, f"{item}.slot", slot)
             elif key == "signing_root":
                 if has_root:
                     raise _duplicate(f"{item}.signing_root")
@@ -239,6 +234,14 @@ def _blocks(it: _Events, what: str) -> tuple[int, int]:
             highest = slot
         count += 1
     raise StopIteration
+
+
+def _uint_field(it: _Events, where: str, seen: int | None) -> int:
+    """The uint64 string value of a field met once per object (a second one is refused)."""
+    if seen is not None:
+        raise _duplicate(where)
+    event, value = next(it)
+    return parse_uint(value if event == "string" else _NotString(event), where)
 
 
 def _attestations(it: _Events, what: str) -> tuple[int, int, int]:
@@ -260,19 +263,9 @@ def _attestations(it: _Events, what: str) -> tuple[int, int, int]:
             if event == "end_map":
                 break
             if key == "source_epoch":
-                if source is not None:
-                    raise _duplicate(f"{item}.source_epoch")
-                event, value = next(it)
-                source = parse_uint(
-                    value if event == "string" else _NotString(event), f"{item}.source_epoch"
-                )
+                source = _uint_field(it, f"{item}.source_epoch", source)
             elif key == "target_epoch":
-                if target is not None:
-                    raise _duplicate(f"{item}.target_epoch")
-                event, value = next(it)
-                target = parse_uint(
-                    value if event == "string" else _NotString(event), f"{item}.target_epoch"
-                )
+                target = _uint_field(it, f"{item}.target_epoch", target)
             elif key == "signing_root":
                 if has_root:
                     raise _duplicate(f"{item}.signing_root")
