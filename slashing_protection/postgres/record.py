@@ -67,6 +67,7 @@ from slashing_protection.postgres.batch import (
     check_pubkey,
     check_pubkeys,
     check_uint64,
+    grouped_batch_params,
     judge_batch,
     keys_param,
     numbers_literal,
@@ -353,24 +354,23 @@ class PostgresSlashingProtection:
                 seen[pubkey] = value
 
     def _fast_batch_params(
-        self,
-        pubkeys: list[bytes],
-        sources: list[int],
-        targets: list[int],
-        batch_keys: dict[str, Any],
+        self, pubkeys: list[bytes], sources: list[int], targets: list[int]
     ) -> dict[str, Any] | None:
         """The one-statement batch's parameters, or None for a batch naming a key twice
         (each later item must be judged against the earlier one's verdict)."""
         if len(set(pubkeys)) != len(pubkeys):
             return None
-        return {
-            "keys": batch_keys["keys"],
-            "sources": numbers_literal(sources),
-            "targets": numbers_literal(targets),
-            "seen_slots": numbers_literal(map(self._seen_slot.get, pubkeys, repeat(NEVER))),
-            "seen_sources": numbers_literal(map(self._seen_source.get, pubkeys, repeat(NEVER))),
-            "seen_targets": numbers_literal(map(self._seen_target.get, pubkeys, repeat(NEVER))),
-        }
+        rows = list(
+            zip(
+                sources,
+                targets,
+                map(self._seen_slot.get, pubkeys, repeat(NEVER)),
+                map(self._seen_source.get, pubkeys, repeat(NEVER)),
+                map(self._seen_target.get, pubkeys, repeat(NEVER)),
+                strict=True,
+            )
+        )
+        return grouped_batch_params(pubkeys, rows)
 
     def _rolled_back(self, locked: LockedRows) -> set[bytes]:
         """Keys whose rows hold less than this process committed or read (the alarm)."""
@@ -612,7 +612,7 @@ class PostgresSlashingProtection:
         # Keys named once (every duty loop's batch): try the one-statement path first.
         fast_params = None
         if self._last_batch_passed:
-            fast_params = self._fast_batch_params(pubkeys, sources, targets, batch_keys)
+            fast_params = self._fast_batch_params(pubkeys, sources, targets)
 
         def work(connection: Connection) -> list[bool]:
             outcome.clear()  # a retried attempt judges afresh

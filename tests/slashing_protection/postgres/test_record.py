@@ -132,6 +132,24 @@ def test_batch_with_some_refused_records_the_others(record: PostgresSlashingProt
     assert record.watermark(B) == Watermark(None, 1, 2)
 
 
+def test_batch_of_many_checkpoints_and_floors_raises_each_key_to_its_own(pg_url: str) -> None:
+    """The one-statement batch sends each distinct (source, target, floors) once with its
+    keys: keys interleaved across groups must still each get their own item's values."""
+    keys = [pubkey(100 + n) for n in range(40)]
+    with PostgresSlashingProtection.open(pg_url, ROOT, register=keys) as record:
+        # Different histories, so this process's floors differ between keys too.
+        assert all(record.record_attestations([(k, n % 3, n % 3 + 1) for n, k in enumerate(keys)]))
+        items = [(k, 10 + n % 5, 20 + n % 7) for n, k in enumerate(keys)]
+        assert all(record.record_attestations(items))
+        for key, source, target in items:
+            assert record.watermark(key) == Watermark(None, source, target)
+        again = [(k, 10 + n % 5, 20 + n % 7) for n, k in enumerate(keys)]
+        again[17] = (keys[17], 30, 40)
+        assert record.record_attestations(again) == [n == 17 for n in range(40)]
+        assert record.watermark(keys[17]) == Watermark(None, 30, 40)
+        assert record.watermark(keys[18]) == Watermark(None, 10 + 18 % 5, 20 + 18 % 7)
+
+
 def test_batch_is_one_transaction(record: PostgresSlashingProtection, pg_url: str) -> None:
     def commits() -> int:
         with psycopg.connect(pg_url, autocommit=True) as connection:
