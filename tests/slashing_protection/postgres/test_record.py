@@ -1,11 +1,10 @@
-"""The shared record on a real PostgreSQL: the file record's rule and every refusal case
-(fail-closed opens, another chain, another schema, never lowering, malformed imports),
-one transaction per batch, the connection lost mid-transaction, the replica-rollback
-alarm, and resuming when the database comes back."""
+"""The shared record on a real PostgreSQL, beyond what it shares with the file record
+(test_record_contract.py runs the rule and the refusals on both): fail-closed opens,
+another chain, another schema, one transaction per batch, the connection lost
+mid-transaction, the replica-rollback alarm, and resuming when the database comes back."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Iterator
@@ -18,8 +17,6 @@ from prometheus_client import REGISTRY
 from bench.support.pg_cluster import Cluster
 from slashing_protection import (
     ChainMismatchError,
-    InterchangeFormatError,
-    RecordClosedError,
     RecordMissingError,
     SlashingProtection,
     SlashingProtectionError,
@@ -54,82 +51,7 @@ def _sample(name: str) -> float:
     return 0.0 if value is None else value
 
 
-# ----------------------------------------------------------------------------- the rule
-
-
-def test_block_slot_zero_is_signable_exactly_once(record: PostgresSlashingProtection) -> None:
-    assert record.record_block(A, 0) is True
-    assert record.record_block(A, 0) is False
-
-
-@pytest.mark.parametrize(
-    ("first", "second", "allowed"),
-    [(5, 6, True), (5, 5, False), (5, 4, False), (5, 2**64 - 1, True)],
-)
-def test_block_needs_a_higher_slot(
-    record: PostgresSlashingProtection, first: int, second: int, allowed: bool
-) -> None:
-    assert record.record_block(A, first)
-    assert record.record_block(A, second) is allowed
-    assert record.watermark(A) == Watermark(second if allowed else first, None, None)
-
-
-@pytest.mark.parametrize(
-    ("first", "second", "allowed"),
-    [
-        ((0, 0), (0, 0), False),
-        ((2, 5), (2, 5), False),
-        ((2, 5), (3, 5), False),  # double vote
-        ((2, 5), (1, 6), False),  # surrounds
-        ((2, 5), (3, 4), False),  # surrounded
-        ((2, 5), (2, 6), True),
-        ((2, 5), (4, 6), True),
-        ((2, 5), (2**64 - 1, 2**64 - 1), True),  # the largest uint64 is stored exactly
-        ((8, 7), (8, 8), True),
-    ],
-)
-def test_attestation_rule(
-    record: PostgresSlashingProtection,
-    pg_url: str,
-    first: tuple[int, int],
-    second: tuple[int, int],
-    allowed: bool,
-) -> None:
-    assert record.record_attestations([(A, *first)]) == [True]
-    assert record.record_attestations([(A, *second)]) == [allowed]
-    expected = second if allowed else first
-    with PostgresSlashingProtection.open(pg_url, ROOT) as other:  # what the database holds
-        assert other.watermark(A) == Watermark(None, *expected)
-
-
-def test_unknown_key_is_refused_and_changes_nothing(
-    record: PostgresSlashingProtection, pg_url: str
-) -> None:
-    before = snapshot(pg_url)
-    assert record.record_block(UNKNOWN, 1) is False
-    assert record.record_attestations([(UNKNOWN, 1, 2)]) == [False]
-    assert not record.contains(UNKNOWN) and record.watermark(UNKNOWN) is None
-    assert snapshot(pg_url) == before
-
-
-def test_batch_judges_a_repeated_key_against_its_earlier_verdict(
-    record: PostgresSlashingProtection,
-) -> None:
-    items = [(A, 1, 2), (B, 0, 1), (A, 1, 2), (A, 0, 3), (A, 2, 3), (UNKNOWN, 1, 2), (B, 0, 1)]
-    assert record.record_attestations(items) == [True, True, False, False, True, False, False]
-    assert record.watermark(A) == Watermark(None, 2, 3)
-    assert record.watermark(B) == Watermark(None, 0, 1)
-
-
-def test_batch_with_some_refused_records_the_others(record: PostgresSlashingProtection) -> None:
-    assert record.record_attestations([(A, 3, 4)]) == [True]
-    assert record.record_attestations([(A, 2, 5), (B, 1, 2), (UNKNOWN, 0, 1)]) == [
-        False,
-        True,
-        False,
-    ]
-    assert record.watermark(A) == Watermark(None, 3, 4)
-    assert record.watermark(B) == Watermark(None, 1, 2)
+# ---------------------------------------------------------------------------------- batches
 
 
 def test_batch_of_many_checkpoints_and_floors_raises_each_key_to_its_own(pg_url: str) -> None:
@@ -173,46 +95,11 @@ def test_batch_is_one_transaction(record: PostgresSlashingProtection, pg_url: st
     assert commits() - started < 10
 
 
-def test_malformed_arguments_raise_and_change_nothing(
-    record: PostgresSlashingProtection, pg_url: str
-) -> None:
+def test_malformed_chain_root_is_refused(pg_url: str) -> None:
     before = snapshot(pg_url)
-    with pytest.raises(ValueError):
-        record.record_block(A[:47], 1)
-    with pytest.raises(ValueError):
-        record.record_block(A, -1)
-    with pytest.raises(ValueError):
-        record.record_block(A, 2**64)
-    with pytest.raises(ValueError):
-        record.record_attestations([(A, 1, True)])  # type: ignore[list-item]
-    with pytest.raises(ValueError):
-        record.record_attestations([(A, 1)])  # type: ignore[list-item]
-    with pytest.raises(ValueError):
-        record.record_attestations([(A, -1, 2)])
-    with pytest.raises(ValueError):
-        record.record_attestations([(bytearray(A), 1, 2)])  # type: ignore[list-item]
-    with pytest.raises(ValueError):
-        record.record_attestations([(B, 1, 2), (A, "1", 2)])  # type: ignore[list-item]
-    with pytest.raises(ValueError):
-        record.record_attestations([(B, 1, 2), (A, 1, 2.5)])  # type: ignore[list-item]
     with pytest.raises(ValueError):
         PostgresSlashingProtection.open(pg_url, ROOT[:31])
     assert snapshot(pg_url) == before
-
-
-def test_prechecks_follow_the_rule_and_record_nothing(
-    record: PostgresSlashingProtection, pg_url: str
-) -> None:
-    assert record.record_block(A, 10) and record.record_attestations([(A, 3, 4)]) == [True]
-    before = snapshot(pg_url)
-    assert record.block_allowed(A, 11) and not record.block_allowed(A, 10)
-    assert record.attestation_allowed(A, 3, 5) and not record.attestation_allowed(A, 2, 5)
-    assert not record.attestation_allowed(A, 3, 4)
-    assert record.block_allowed(B, 0) and record.attestation_allowed(B, 0, 0)
-    assert not record.block_allowed(UNKNOWN, 1)
-    assert not record.attestation_allowed(UNKNOWN, 1, 2)
-    assert snapshot(pg_url) == before
-    assert record.record_block(A, 11)
 
 
 def test_both_records_satisfy_one_protocol(pg_url: str, tmp_path: Path) -> None:
@@ -341,20 +228,6 @@ def test_unreachable_or_malformed_database_refuses_to_open(
 def test_password_never_appears_in_messages() -> None:
     url = "postgresql://alice:s3cret@db.example:5433/sp?sslmode=require"
     assert describe_url(url) == "postgresql://alice@db.example:5433/sp"
-
-
-def test_closed_record_refuses_everything(pg_url: str) -> None:
-    record = PostgresSlashingProtection.open(pg_url, ROOT, register=[A])
-    record.close()
-    record.close()
-    with pytest.raises(RecordClosedError):
-        record.record_block(A, 1)
-    with pytest.raises(RecordClosedError):
-        record.record_attestations([(A, 1, 2)])
-    with pytest.raises(RecordClosedError):
-        record.import_interchange(interchange([]))
-    with pytest.raises(RecordClosedError):
-        record.export_interchange()
 
 
 # ----------------------------------------------------------------------------- losing the database
@@ -498,71 +371,6 @@ def test_import_raises_watermarks_names_the_chain_and_survives(empty_db: str) ->
         assert record.record_attestations([(A, 5, 10), (A, 6, 10)]) == [False, True]
     with pytest.raises(ChainMismatchError):
         PostgresSlashingProtection.open(empty_db, OTHER_ROOT, register=[A])
-
-
-def test_import_never_lowers_a_watermark(record: PostgresSlashingProtection) -> None:
-    assert record.record_block(A, 100)
-    assert record.record_attestations([(A, 20, 21)]) == [True]
-    record.import_interchange(interchange([entry(A, slots=(5,), attestations=((30, 10),))]))
-    assert record.watermark(A) == Watermark(100, 30, 21)
-
-
-def test_import_merges_a_repeated_key_by_maximum(record: PostgresSlashingProtection) -> None:
-    record.import_interchange(
-        interchange(
-            [entry(A, slots=(9,), attestations=((1, 8),)), entry(A, attestations=((4, 5),))]
-        )
-    )
-    assert record.watermark(A) == Watermark(9, 4, 8)
-
-
-def test_import_of_another_chain_changes_nothing(
-    record: PostgresSlashingProtection, pg_url: str
-) -> None:
-    before = snapshot(pg_url)
-    with pytest.raises(ChainMismatchError, match="nothing was imported"):
-        record.import_interchange(interchange([entry(A, slots=(5,))], root=OTHER_ROOT))
-    assert snapshot(pg_url) == before
-
-
-def test_import_is_all_or_nothing(record: PostgresSlashingProtection, pg_url: str) -> None:
-    before = snapshot(pg_url)
-    document = interchange([entry(A, slots=(5,)), entry(C, slots=(6,))]).replace(b'"6"', b'"-6"')
-    with pytest.raises(InterchangeFormatError, match=r"data\[1\]\.signed_blocks\[0\]\.slot"):
-        record.import_interchange(document)
-    for bad in (b"", b"{}", b"[]", interchange([], version="4")):
-        with pytest.raises(InterchangeFormatError):
-            record.import_interchange(bad)
-    assert snapshot(pg_url) == before
-
-
-def test_import_accepts_a_path_and_a_stream(
-    record: PostgresSlashingProtection, tmp_path: Path
-) -> None:
-    path = tmp_path / "history.json"
-    path.write_bytes(interchange([entry(A, slots=(5,))]))
-    assert record.import_interchange(path) == {A}
-    with open(path, "rb") as stream:
-        assert record.import_interchange(stream) == {A}
-    assert record.import_interchange(interchange([entry(B, slots=(2,))]).decode()) == {B}
-    assert record.watermark(A) == Watermark(5, None, None)
-
-
-def test_export_all_or_named_keys(record: PostgresSlashingProtection) -> None:
-    record.record_block(A, 4)
-    record.record_attestations([(B, 2, 3)])
-    everything = json.loads(record.export_interchange())
-    assert everything["metadata"]["genesis_validators_root"] == "0x" + ROOT.hex()
-    assert [item["pubkey"] for item in everything["data"]] == ["0x" + A.hex(), "0x" + B.hex()]
-    named = json.loads(record.export_interchange([B, UNKNOWN, B]))
-    assert named["data"] == [
-        {
-            "pubkey": "0x" + B.hex(),
-            "signed_blocks": [],
-            "signed_attestations": [{"source_epoch": "2", "target_epoch": "3"}],
-        }
-    ]
-    assert json.loads(record.export_interchange([UNKNOWN]))["data"] == []
 
 
 def test_concurrent_connections_never_double_sign(pg_url: str) -> None:

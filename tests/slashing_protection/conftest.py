@@ -1,5 +1,5 @@
-"""A real PostgreSQL for the shared-record tests: one throwaway cluster per session
-(tests/support/postgres.py), and a fresh empty database per test."""
+"""A real PostgreSQL for the shared-record tests and the tests both records share: one
+throwaway cluster per session (tests/support/postgres.py), a fresh empty database per test."""
 
 from __future__ import annotations
 
