@@ -1,0 +1,188 @@
+"""The 8-lane Miller loop (crypto_backend/native/fp6x8.rs, fp12x8.rs, miller_lanes.rs).
+
+- 8-lane Fp12 multiplication, squaring and conjugation of the portable layer against
+  blst's (blst_fp12_mul, blst_fp12_sqr, blst_fp12_conjugate) on random and edge
+  elements;
+- final_exp of the Miller product of pairs through the kernel (whole chunks of 8,
+  the rest on blst) against final_exp of blst_miller_loop_n on the same pairs: random
+  keys and real signatures, the generators, negated points, small and large
+  multiples, lists of every length around a chunk;
+- the IFMA layer against the portable layer (skipped, with a line saying why, on a
+  CPU without AVX-512 IFMA, except under VALIDATOR_BLS_SIMD=require);
+- ``--soak``: the same differentials on more inputs.
+
+Counts: CI runs 10,000 random pairs (1,250 kernel passes, each against blst) plus
+the edge cases, and 100,000 Fp12 operations per operation, about 60 s in all on the
+portable layer of this project's 2-core host; ``--soak`` runs 1,000,000 pairs and
+10,000,000 Fp12 products.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+from py_ecc.bls.g2_primitives import G1_to_pubkey, G2_to_signature
+from py_ecc.optimized_bls12_381 import G1, G2, multiply, neg
+
+import crypto_backend
+from crypto_backend import _native, simd
+from tests.crypto_backend.conftest import ifma_or_skip
+from tests.crypto_backend.test_simd import R_ORDER, P, seed  # noqa: F401 (fixture)
+
+FP12_CASES = 100_000
+MILLER_PAIRS = 10_000
+SOAK_FP12_CASES = 10_000_000
+SOAK_MILLER_PAIRS = 1_000_000
+FP12_EDGES = [0, 1, 2, P - 1, P - 2, (P - 1) // 2, (1 << 380) - 1]
+
+
+def fp12_elements(count: int, rng: random.Random) -> bytes:
+    """`count` elements (a multiple of 8): the zero element, one, elements made of
+    edge coordinates, then random ones; 12 big-endian coordinates each."""
+    out = bytearray()
+    for index in range(count):
+        if index == 0:
+            coordinates = [0] * 12
+        elif index == 1:
+            coordinates = [1] + [0] * 11
+        elif index < 64:
+            coordinates = [rng.choice(FP12_EDGES) for _ in range(12)]
+        else:
+            coordinates = [rng.randrange(P) for _ in range(12)]
+        for value in coordinates:
+            out += value.to_bytes(48, "big")
+    return bytes(out)
+
+
+@pytest.mark.parametrize("op", ["mul", "sqr", "conjugate"])
+def test_portable_fp12_op_matches_blst(op: str, seed: int) -> None:  # noqa: F811
+    rng = random.Random(seed ^ len(op))
+    a, b = fp12_elements(FP12_CASES, rng), fp12_elements(FP12_CASES, rng)
+    want = _native.fp12_op(op, "none", a, b)
+    assert _native.fp12_op(op, "portable", a, b) == want
+    # The comparison can fail: an operation that ignored b or a would not match.
+    if op == "mul":
+        assert want != _native.fp12_op("sqr", "none", a, b)
+
+
+@pytest.mark.parametrize("op", ["mul", "sqr", "conjugate"])
+def test_ifma_fp12_op_matches_portable(op: str, seed: int) -> None:  # noqa: F811
+    ifma_or_skip()
+    rng = random.Random(seed ^ len(op))
+    a, b = fp12_elements(FP12_CASES, rng), fp12_elements(FP12_CASES, rng)
+    assert _native.fp12_op(op, "avx512ifma", a, b) == _native.fp12_op(op, "portable", a, b)
+
+
+def _negate_g1(key: bytes) -> bytes:
+    return bytes([key[0] ^ 0x20]) + key[1:]
+
+
+def _negate_g2(point: bytes) -> bytes:
+    return bytes([point[0] ^ 0x20]) + point[1:]
+
+
+def edge_pairs() -> list[tuple[bytes, bytes]]:
+    """The generators, their negatives, small and large multiples, real signatures."""
+    g1, g2 = G1_to_pubkey(G1), G2_to_signature(G2)
+    g1_multiples = [G1_to_pubkey(multiply(G1, k)) for k in (2, 3, R_ORDER - 1, R_ORDER - 2)]
+    g2_multiples = [G2_to_signature(multiply(G2, k)) for k in (2, R_ORDER - 1)]
+    signature = crypto_backend.sign(7, b"edge")
+    g1s = [g1, _negate_g1(g1), *g1_multiples, G1_to_pubkey(neg(G1))]
+    g2s = [g2, _negate_g2(g2), *g2_multiples, signature, _negate_g2(signature),
+           G2_to_signature(multiply(G2, 3)), crypto_backend.sign(R_ORDER - 1, b"edge")]
+    return [(p, q) for p in g1s for q in g2s]
+
+
+def random_pairs(count: int, rng: random.Random) -> list[tuple[bytes, bytes]]:
+    """Keys of random secrets with real signatures of random messages (hashed points
+    times a random secret): the pairs a verify path pairs."""
+    secrets = [rng.randrange(1, R_ORDER) for _ in range(count)]
+    keys = [crypto_backend.sk_to_pk(sk) for sk in secrets]
+    signatures = [crypto_backend.sign(rng.randrange(1, R_ORDER), rng.randbytes(16))
+                  for _ in range(count)]
+    return list(zip(keys, signatures, strict=True))
+
+
+def _final(pairs: list[tuple[bytes, bytes]], path: str) -> bytes:
+    return _native.miller_final_on(pairs, path)
+
+
+def test_edge_pairs_through_the_kernel_match_blst() -> None:
+    pairs = edge_pairs()
+    assert len(pairs) == 56
+    for start in range(0, len(pairs), 8):
+        chunk = pairs[start:start + 8]
+        assert _final(chunk, "portable") == _final(chunk, "none"), chunk
+    # One pair alone (no kernel pass: blst) and each lane on its own position.
+    for lane in range(8):
+        rotated = pairs[lane:] + pairs[:lane]
+        assert _final(rotated[:8], "portable") == _final(rotated[:8], "none")
+
+
+def test_pairing_relations_hold_through_the_kernel() -> None:
+    """e(P, Q) e(-P, Q) = 1 and e(2P, Q) = e(P, 2Q), eight lanes apart: the kernel's
+    values are the pairing, not merely blst's numbers."""
+    g1, g2 = G1_to_pubkey(G1), G2_to_signature(G2)
+    two_g1, two_g2 = G1_to_pubkey(multiply(G1, 2)), G2_to_signature(multiply(G2, 2))
+    one = _final([(g1, g2), (_negate_g1(g1), g2)] * 4, "portable")
+    assert one == _final([(g1, g2), (_negate_g1(g1), g2)], "none")
+    assert _final([(two_g1, g2)] * 8, "portable") == _final([(g1, two_g2)] * 8, "portable")
+    assert _final([(g1, g2)] * 8, "portable") != one
+
+
+@pytest.mark.parametrize("count", [8, 9, 15, 16, 17, 23])
+def test_lists_around_a_chunk_match_blst(count: int, seed: int) -> None:  # noqa: F811
+    pairs = random_pairs(count, random.Random(seed + count))
+    before = _native.counters()["miller_lane_passes"]
+    assert _final(pairs, "portable") == _final(pairs, "none")
+    assert _native.counters()["miller_lane_passes"] - before == count // 8
+
+
+def test_random_pairs_through_the_kernel_match_blst(seed: int) -> None:  # noqa: F811
+    """MILLER_PAIRS pairs, one chunk of 8 per comparison, so that a wrong lane shows."""
+    pairs = random_pairs(MILLER_PAIRS, random.Random(seed))
+    for start in range(0, len(pairs), 8):
+        chunk = pairs[start:start + 8]
+        assert _final(chunk, "portable") == _final(chunk, "none"), (seed, start)
+
+
+def test_ifma_miller_matches_portable(seed: int) -> None:  # noqa: F811
+    ifma_or_skip()
+    pairs = edge_pairs() + random_pairs(MILLER_PAIRS, random.Random(seed))
+    for start in range(0, len(pairs) - 7, 8):
+        chunk = pairs[start:start + 8]
+        assert _final(chunk, "avx512ifma") == _final(chunk, "portable"), (seed, start)
+
+
+# -- soak ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def soak(request: pytest.FixtureRequest) -> Iterator[None]:
+    if not request.config.getoption("--soak"):
+        pytest.skip("soak run only with --soak (1,000,000 Miller pairs, 10,000,000 Fp12 products)")
+    yield
+
+
+def test_soak_miller(seed: int, soak: None) -> None:  # noqa: F811
+    rng = random.Random(seed)
+    layers = ["portable"] + (["avx512ifma"] if simd.ifma_available() else [])
+    for _ in range(SOAK_MILLER_PAIRS // 800):
+        pairs = random_pairs(800, rng)
+        for start in range(0, len(pairs), 8):
+            chunk = pairs[start:start + 8]
+            want = _final(chunk, "none")
+            for layer in layers:
+                assert _final(chunk, layer) == want, (layer, seed, start)
+
+
+def test_soak_fp12_mul(seed: int, soak: None) -> None:  # noqa: F811
+    rng = random.Random(seed)
+    layers = ["portable"] + (["avx512ifma"] if simd.ifma_available() else [])
+    for _ in range(SOAK_FP12_CASES // 20_000):
+        a, b = fp12_elements(20_000, rng), fp12_elements(20_000, rng)
+        want = _native.fp12_op("mul", "none", a, b)
+        for layer in layers:
+            assert _native.fp12_op("mul", layer, a, b) == want, (layer, seed)
