@@ -20,7 +20,7 @@
 //! own Miller loop (an identity pair cannot pad a lane: the formulas have no
 //! identity), and every chunk's 8 values are multiplied together with blst_fp12_mul.
 
-use crate::curve::{G1Affine, G2Affine};
+use crate::curve::{self, G1Affine, G2Affine};
 use crate::fp12x8::{Fe12, Fp12x8, Line};
 use crate::fp2x8::{Fe2, Fp2x8};
 use crate::fp6x8::Fp6x8;
@@ -415,36 +415,49 @@ pub fn miller_loop_on(path: Path, ps: &[G1Affine; 8], qs: &[G2Affine; 8]) -> Opt
 
 /// prod_i f_{Q_i}(P_i) before the final exponentiation: whole chunks of 8 through the
 /// lane kernels of `path`, the rest (and everything on `Path::Off`, or with fewer
-/// than 8 pairs) through blst_miller_loop_n exactly as before. No point may be the
-/// identity (the callers leave such pairs out, as blst's raw loop needs too).
+/// than 8 pairs) through blst_miller_loop_n exactly as before. A pair with an
+/// identity point (which callers leave out, as blst's raw loop needs) never goes to
+/// the lanes, whose formulas have no identity.
 pub fn miller_product_on(ps: &[&G1Affine], qs: &[&G2Affine], path: Path) -> blst_fp12 {
     assert_eq!(ps.len(), qs.len());
-    let lane_pairs = if path == Path::Off { 0 } else { ps.len() / 8 * 8 };
+    let (mut lane_ps, mut lane_qs, mut rest_ps, mut rest_qs) = (vec![], vec![], vec![], vec![]);
+    for (p, q) in ps.iter().zip(qs) {
+        if path != Path::Off && !curve::g1_affine_is_identity(p) && !curve::g2_affine_is_identity(q) {
+            lane_ps.push(**p);
+            lane_qs.push(**q);
+        } else {
+            rest_ps.push(*p as *const G1Affine);
+            rest_qs.push(*q as *const G2Affine);
+        }
+    }
+    // The lanes take whole chunks of 8 only.
+    let whole = lane_ps.len() / 8 * 8;
+    for (p, q) in lane_ps[whole..].iter().zip(&lane_qs[whole..]) {
+        rest_ps.push(p as *const G1Affine);
+        rest_qs.push(q as *const G2Affine);
+    }
     let mut product = ONE_FP12;
-    for start in (0..lane_pairs).step_by(8) {
-        let chunk_ps: [G1Affine; 8] = std::array::from_fn(|lane| *ps[start + lane]);
-        let chunk_qs: [G2Affine; 8] = std::array::from_fn(|lane| *qs[start + lane]);
-        let Some(values) = miller_loop_on(path, &chunk_ps, &chunk_qs) else {
+    for start in (0..whole).step_by(8) {
+        let chunk_ps: &[G1Affine; 8] = lane_ps[start..start + 8].try_into().expect("8 pairs");
+        let chunk_qs: &[G2Affine; 8] = lane_qs[start..start + 8].try_into().expect("8 pairs");
+        let Some(values) = miller_loop_on(path, chunk_ps, chunk_qs) else {
             return miller_product_on(ps, qs, Path::Off);
         };
         PASSES.fetch_add(1, Ordering::Relaxed);
         for value in &values {
             let so_far = product;
-            // SAFETY: three live fp12 values; blst allows no aliasing issue here as
-            // the output is a separate local.
+            // SAFETY: live fp12 values in, one out (a separate local).
             unsafe { blst_fp12_mul(&mut product, &so_far, value) };
         }
     }
-    let rest = ps.len() - lane_pairs;
-    if rest > 0 {
-        let rest_ps: Vec<*const G1Affine> = ps[lane_pairs..].iter().map(|p| *p as *const _).collect();
-        let rest_qs: Vec<*const G2Affine> = qs[lane_pairs..].iter().map(|q| *q as *const _).collect();
+    if !rest_ps.is_empty() {
         let mut value = blst_fp12::default();
-        // SAFETY: both pointer arrays hold `rest` pointers to live points; `value` is
+        // SAFETY: both pointer arrays hold `rest_ps.len()` pointers to live points
+        // (into `ps`, `qs` or `lane_ps`, `lane_qs`, alive until the end); `value` is
         // fully written before it is read.
         unsafe {
-            blst_miller_loop_n(&mut value, rest_qs.as_ptr(), rest_ps.as_ptr(), rest);
-            if lane_pairs == 0 {
+            blst_miller_loop_n(&mut value, rest_qs.as_ptr(), rest_ps.as_ptr(), rest_ps.len());
+            if whole == 0 {
                 return value;
             }
             let so_far = product;
@@ -452,4 +465,9 @@ pub fn miller_product_on(ps: &[&G1Affine], qs: &[&G2Affine], path: Path) -> blst
         }
     }
     product
+}
+
+/// `miller_product_on` on the path of this process's dispatch.
+pub fn miller_product(ps: &[&G1Affine], qs: &[&G2Affine]) -> blst_fp12 {
+    miller_product_on(ps, qs, simd::current())
 }

@@ -9,6 +9,8 @@
   multiples, lists of every length around a chunk;
 - the IFMA layer against the portable layer (skipped, with a line saying why, on a
   CPU without AVX-512 IFMA, except under VALIDATOR_BLS_SIMD=require);
+- the verify paths that reach the kernel (verify_signature_sets and aggregate_verify
+  with many messages) answer as under ``off``, spoiled inputs included;
 - ``--soak``: the same differentials on more inputs.
 
 Counts: CI runs 10,000 random pairs (1,250 kernel passes, each against blst) plus
@@ -28,7 +30,7 @@ from py_ecc.optimized_bls12_381 import G1, G2, multiply, neg
 
 import crypto_backend
 from crypto_backend import _native, simd
-from tests.crypto_backend.conftest import ifma_or_skip
+from tests.crypto_backend.conftest import ifma_or_skip, simd_mode
 from tests.crypto_backend.test_simd import R_ORDER, P, seed  # noqa: F401 (fixture)
 
 FP12_CASES = 100_000
@@ -154,6 +156,68 @@ def test_ifma_miller_matches_portable(seed: int) -> None:  # noqa: F811
     for start in range(0, len(pairs) - 7, 8):
         chunk = pairs[start:start + 8]
         assert _final(chunk, "avx512ifma") == _final(chunk, "portable"), (seed, start)
+
+
+# -- the verify paths ---------------------------------------------------------------------
+
+
+def _signed_sets(count: int, rng: random.Random) -> list[crypto_backend.SignatureSet]:
+    sets = []
+    for index in range(count):
+        secrets = [rng.randrange(1, R_ORDER) for _ in range(1 + index % 3)]
+        message = rng.randbytes(32) if index % 5 else b"shared message"
+        signature = crypto_backend.aggregate([crypto_backend.sign(sk, message) for sk in secrets])
+        keys = [crypto_backend.sk_to_pk(sk) for sk in secrets]
+        sets.append(crypto_backend.SignatureSet(keys, message, signature))
+    return sets
+
+
+def test_verify_paths_through_the_kernel_answer_as_blst(seed: int) -> None:  # noqa: F811
+    """verify_signature_sets of 40 sets (36 messages: whole chunks and a rest on each
+    lane thread) and aggregate_verify of 20 messages, valid and spoiled, under
+    portable and off; the identity key is still refused before any pairing."""
+    rng = random.Random(seed)
+    crypto_backend.use("blst")
+    sets = _signed_sets(40, rng)
+    secrets = [rng.randrange(1, R_ORDER) for _ in range(20)]
+    messages = [rng.randbytes(32) for _ in secrets]
+    keys = [crypto_backend.sk_to_pk(sk) for sk in secrets]
+    aggregate = crypto_backend.aggregate(
+        [crypto_backend.sign(sk, m) for sk, m in zip(secrets, messages, strict=True)])
+    other = crypto_backend.sign(secrets[0], b"another message")
+    spoiled_sets = [
+        sets[:17] + [crypto_backend.SignatureSet(sets[17].pubkeys, b"forged", sets[17].signature)]
+        + sets[18:],
+        sets[:-1] + [crypto_backend.SignatureSet(sets[-1].pubkeys, sets[-1].message, other)],
+        sets[:3] + [crypto_backend.SignatureSet(
+            [crypto_backend.G1_POINT_AT_INFINITY], sets[3].message, sets[3].signature)] + sets[4:],
+    ]
+
+    def answers() -> list[bool]:
+        out = [crypto_backend.verify_signature_sets(sets)]
+        out += [crypto_backend.verify_signature_sets(spoiled) for spoiled in spoiled_sets]
+        out.append(crypto_backend.aggregate_verify(keys, messages, aggregate))
+        out.append(crypto_backend.aggregate_verify(keys, messages[::-1], aggregate))
+        out.append(crypto_backend.aggregate_verify(keys[:-1] + keys[:1], messages, aggregate))
+        return out
+
+    with simd_mode("off"):
+        expected = answers()
+    assert expected == [True, False, False, False, True, False, False]
+    with simd_mode("portable"):
+        before = _native.counters()["miller_lane_passes"]
+        assert answers() == expected
+        assert _native.counters()["miller_lane_passes"] > before
+
+
+def test_off_never_runs_the_kernel(seed: int) -> None:  # noqa: F811
+    crypto_backend.use("blst")
+    sets = _signed_sets(24, random.Random(seed))
+    with simd_mode("off"):
+        before = _native.counters()["miller_lane_passes"]
+        assert crypto_backend.verify_signature_sets(sets)
+        assert _native.counters()["miller_lane_passes"] == before
+        assert simd.path() == "none"
 
 
 # -- soak ---------------------------------------------------------------------------------
