@@ -420,9 +420,12 @@ pub fn miller_loop_on(path: Path, ps: &[G1Affine; 8], qs: &[G2Affine; 8]) -> Opt
 /// the lanes, whose formulas have no identity.
 pub fn miller_product_on(ps: &[&G1Affine], qs: &[&G2Affine], path: Path) -> blst_fp12 {
     assert_eq!(ps.len(), qs.len());
+    if path == Path::Off || ps.len() < 8 {
+        return blst_miller_product(ps, qs);
+    }
     let (mut lane_ps, mut lane_qs, mut rest_ps, mut rest_qs) = (vec![], vec![], vec![], vec![]);
     for (p, q) in ps.iter().zip(qs) {
-        if path != Path::Off && !curve::g1_affine_is_identity(p) && !curve::g2_affine_is_identity(q) {
+        if !curve::g1_affine_is_identity(p) && !curve::g2_affine_is_identity(q) {
             lane_ps.push(**p);
             lane_qs.push(**q);
         } else {
@@ -465,6 +468,17 @@ pub fn miller_product_on(ps: &[&G1Affine], qs: &[&G2Affine], path: Path) -> blst
         }
     }
     product
+}
+
+/// blst_miller_loop_n of all the pairs: the blst path, unchanged.
+fn blst_miller_product(ps: &[&G1Affine], qs: &[&G2Affine]) -> blst_fp12 {
+    let ps: Vec<*const G1Affine> = ps.iter().map(|p| *p as *const _).collect();
+    let qs: Vec<*const G2Affine> = qs.iter().map(|q| *q as *const _).collect();
+    let mut value = blst_fp12::default();
+    // SAFETY: both pointer arrays hold `ps.len()` pointers to live points; `value` is
+    // fully written before it is read.
+    unsafe { blst_miller_loop_n(&mut value, qs.as_ptr(), ps.as_ptr(), ps.len()) };
+    value
 }
 
 /// `miller_product_on` on the path of this process's dispatch.
