@@ -43,3 +43,10 @@ def lane_fp_mul_seconds(layer: str, count: int) -> float:
     """Seconds for ``count`` 8-lane multiplications modulo p on a lane layer
     (``"portable"`` or ``"avx512ifma"``), timed inside the native core."""
     return _native.bench_fp8_mul(layer, count)
+
+
+def miller_final_exp(pairs: list[tuple[bytes, bytes]], path: str) -> bytes:
+    """final_exp of the Miller product of (compressed key, compressed G2 point) pairs,
+    the Miller loops on ``path``: ``"none"`` is ``blst_miller_loop_n``, a lane layer
+    runs whole chunks of 8 on the 8-lane kernel (miller_lanes.rs)."""
+    return _native.miller_final_on(pairs, path)

@@ -312,19 +312,19 @@ pub fn pairings_equal_signature(pairs: &[(G1Affine, G2Affine)], signature: &G2Af
     // SAFETY: negates one live point in place.
     unsafe { blst_p1_cneg(&mut neg_generator, true) };
     let neg_generator = g1_to_affine(&neg_generator);
-    let mut ps: Vec<*const G1Affine> = pairs.iter().map(|(p, _)| p as *const _).collect();
-    let mut qs: Vec<*const G2Affine> = pairs.iter().map(|(_, q)| q as *const _).collect();
+    let mut ps: Vec<&G1Affine> = pairs.iter().map(|(p, _)| p).collect();
+    let mut qs: Vec<&G2Affine> = pairs.iter().map(|(_, q)| q).collect();
     // e(-g1, identity) is one, and blst's raw Miller loop must not see the identity:
     // an identity signature simply leaves its pair out.
     if !g2_affine_is_identity(signature) {
         ps.push(&neg_generator);
         qs.push(signature);
     }
-    // SAFETY: both pointer arrays hold `ps.len()` pointers to live points; the
-    // fp12 outputs are plain limbs, fully written by blst before being read.
+    // The Miller loops: blst_miller_loop_n, or whole chunks of 8 on the lane
+    // kernels under a SIMD path (miller_lanes.rs).
+    let loop_value = crate::miller_lanes::miller_product(&ps, &qs);
+    // SAFETY: the fp12 output is plain limbs, fully written by blst before being read.
     unsafe {
-        let mut loop_value: blst_fp12 = std::mem::zeroed();
-        blst_miller_loop_n(&mut loop_value, qs.as_ptr(), ps.as_ptr(), ps.len());
         let mut result: blst_fp12 = std::mem::zeroed();
         blst_final_exp(&mut result, &loop_value);
         blst_fp12_is_one(&result)

@@ -15,7 +15,9 @@
 mod batch;
 mod cache;
 mod curve;
+mod fp12x8;
 mod fp2x8;
+mod fp6x8;
 mod fp8;
 mod g1_lanes;
 mod g1_mul_lanes;
@@ -24,6 +26,8 @@ mod jacobian;
 mod lane;
 mod lane_decode;
 mod lanes;
+mod miller_hooks;
+mod miller_lanes;
 mod secret;
 mod simd;
 mod simd_hooks;
@@ -138,6 +142,7 @@ fn counters(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         dict.set_item(format!("{name}_lane_passes"), counters.passes.load(Ordering::SeqCst))?;
         dict.set_item(format!("{name}_undecided_lanes"), counters.undecided.load(Ordering::SeqCst))?;
     }
+    dict.set_item("miller_lane_passes", miller_lanes::PASSES.load(Ordering::SeqCst))?;
     Ok(dict)
 }
 
@@ -550,6 +555,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(baseline_core_verify, module)?)?;
     module.add_function(wrap_pyfunction!(baseline_sign_hashed, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::set_simd, module)?)?;
+    module.add_function(wrap_pyfunction!(miller_hooks::fp12_op, module)?)?;
+    module.add_function(wrap_pyfunction!(miller_hooks::miller_final_on, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::simd_path, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::ifma_available, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::lane_op, module)?)?;

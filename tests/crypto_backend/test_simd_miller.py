@@ -1,0 +1,252 @@
+"""The 8-lane Miller loop (crypto_backend/native/fp6x8.rs, fp12x8.rs, miller_lanes.rs).
+
+- 8-lane Fp12 multiplication, squaring and conjugation of the portable layer against
+  blst's (blst_fp12_mul, blst_fp12_sqr, blst_fp12_conjugate) on random and edge
+  elements;
+- final_exp of the Miller product of pairs through the kernel (whole chunks of 8,
+  the rest on blst) against final_exp of blst_miller_loop_n on the same pairs: random
+  keys and real signatures, the generators, negated points, small and large
+  multiples, lists of every length around a chunk;
+- the IFMA layer against the portable layer (skipped, with a line saying why, on a
+  CPU without AVX-512 IFMA, except under VALIDATOR_BLS_SIMD=require);
+- the verify paths that reach the kernel (verify_signature_sets and aggregate_verify
+  with many messages) answer as under ``off``, spoiled inputs included;
+- ``--soak``: the same differentials on more inputs.
+
+Counts: CI runs 10,000 random pairs (1,250 kernel passes, each against blst) plus
+the edge cases, and 100,000 Fp12 operations per operation, about 60 s in all on the
+portable layer of this project's 2-core host; ``--soak`` runs 1,000,000 pairs and
+10,000,000 Fp12 products.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+from py_ecc.bls.g2_primitives import G1_to_pubkey, G2_to_signature
+from py_ecc.optimized_bls12_381 import G1, G2, multiply, neg
+
+import crypto_backend
+from crypto_backend import _native, simd
+from tests.crypto_backend.conftest import ifma_or_skip, simd_mode
+from tests.crypto_backend.test_simd import R_ORDER, P, seed  # noqa: F401 (fixture)
+
+FP12_CASES = 100_000
+MILLER_PAIRS = 10_000
+SOAK_FP12_CASES = 10_000_000
+SOAK_MILLER_PAIRS = 1_000_000
+FP12_EDGES = [0, 1, 2, P - 1, P - 2, (P - 1) // 2, (1 << 380) - 1]
+
+
+def fp12_elements(count: int, rng: random.Random) -> bytes:
+    """`count` elements (a multiple of 8): the zero element, one, elements made of
+    edge coordinates, then random ones; 12 big-endian coordinates each."""
+    out = bytearray()
+    for index in range(count):
+        if index == 0:
+            coordinates = [0] * 12
+        elif index == 1:
+            coordinates = [1] + [0] * 11
+        elif index < 64:
+            coordinates = [rng.choice(FP12_EDGES) for _ in range(12)]
+        else:
+            coordinates = [rng.randrange(P) for _ in range(12)]
+        for value in coordinates:
+            out += value.to_bytes(48, "big")
+    return bytes(out)
+
+
+@pytest.mark.parametrize("op", ["mul", "sqr", "conjugate"])
+def test_portable_fp12_op_matches_blst(op: str, seed: int) -> None:  # noqa: F811
+    rng = random.Random(seed ^ len(op))
+    a, b = fp12_elements(FP12_CASES, rng), fp12_elements(FP12_CASES, rng)
+    want = _native.fp12_op(op, "none", a, b)
+    assert _native.fp12_op(op, "portable", a, b) == want
+    # The comparison can fail: an operation that ignored b or a would not match.
+    if op == "mul":
+        assert want != _native.fp12_op("sqr", "none", a, b)
+
+
+@pytest.mark.parametrize("op", ["mul", "sqr", "conjugate"])
+def test_ifma_fp12_op_matches_portable(op: str, seed: int) -> None:  # noqa: F811
+    ifma_or_skip()
+    rng = random.Random(seed ^ len(op))
+    a, b = fp12_elements(FP12_CASES, rng), fp12_elements(FP12_CASES, rng)
+    assert _native.fp12_op(op, "avx512ifma", a, b) == _native.fp12_op(op, "portable", a, b)
+
+
+def _negate_g1(key: bytes) -> bytes:
+    return bytes([key[0] ^ 0x20]) + key[1:]
+
+
+def _negate_g2(point: bytes) -> bytes:
+    return bytes([point[0] ^ 0x20]) + point[1:]
+
+
+def edge_pairs() -> list[tuple[bytes, bytes]]:
+    """The generators, their negatives, small and large multiples, real signatures."""
+    g1, g2 = G1_to_pubkey(G1), G2_to_signature(G2)
+    g1_multiples = [G1_to_pubkey(multiply(G1, k)) for k in (2, 3, R_ORDER - 1, R_ORDER - 2)]
+    g2_multiples = [G2_to_signature(multiply(G2, k)) for k in (2, R_ORDER - 1)]
+    signature = crypto_backend.sign(7, b"edge")
+    g1s = [g1, _negate_g1(g1), *g1_multiples, G1_to_pubkey(neg(G1))]
+    g2s = [g2, _negate_g2(g2), *g2_multiples, signature, _negate_g2(signature),
+           G2_to_signature(multiply(G2, 3)), crypto_backend.sign(R_ORDER - 1, b"edge")]
+    return [(p, q) for p in g1s for q in g2s]
+
+
+def random_pairs(count: int, rng: random.Random) -> list[tuple[bytes, bytes]]:
+    """Keys of random secrets with real signatures of random messages (hashed points
+    times a random secret): the pairs a verify path pairs."""
+    secrets = [rng.randrange(1, R_ORDER) for _ in range(count)]
+    keys = [crypto_backend.sk_to_pk(sk) for sk in secrets]
+    signatures = [crypto_backend.sign(rng.randrange(1, R_ORDER), rng.randbytes(16))
+                  for _ in range(count)]
+    return list(zip(keys, signatures, strict=True))
+
+
+def _final(pairs: list[tuple[bytes, bytes]], path: str) -> bytes:
+    return _native.miller_final_on(pairs, path)
+
+
+def test_edge_pairs_through_the_kernel_match_blst() -> None:
+    pairs = edge_pairs()
+    assert len(pairs) == 56
+    for start in range(0, len(pairs), 8):
+        chunk = pairs[start:start + 8]
+        assert _final(chunk, "portable") == _final(chunk, "none"), chunk
+    # One pair alone (no kernel pass: blst) and each lane on its own position.
+    for lane in range(8):
+        rotated = pairs[lane:] + pairs[:lane]
+        assert _final(rotated[:8], "portable") == _final(rotated[:8], "none")
+
+
+def test_pairing_relations_hold_through_the_kernel() -> None:
+    """e(P, Q) e(-P, Q) = 1 and e(2P, Q) = e(P, 2Q), eight lanes apart: the kernel's
+    values are the pairing, not merely blst's numbers."""
+    g1, g2 = G1_to_pubkey(G1), G2_to_signature(G2)
+    two_g1, two_g2 = G1_to_pubkey(multiply(G1, 2)), G2_to_signature(multiply(G2, 2))
+    one = _final([(g1, g2), (_negate_g1(g1), g2)] * 4, "portable")
+    assert one == _final([(g1, g2), (_negate_g1(g1), g2)], "none")
+    assert _final([(two_g1, g2)] * 8, "portable") == _final([(g1, two_g2)] * 8, "portable")
+    assert _final([(g1, g2)] * 8, "portable") != one
+
+
+@pytest.mark.parametrize("count", [8, 9, 15, 16, 17, 23])
+def test_lists_around_a_chunk_match_blst(count: int, seed: int) -> None:  # noqa: F811
+    pairs = random_pairs(count, random.Random(seed + count))
+    before = _native.counters()["miller_lane_passes"]
+    assert _final(pairs, "portable") == _final(pairs, "none")
+    assert _native.counters()["miller_lane_passes"] - before == count // 8
+
+
+def test_random_pairs_through_the_kernel_match_blst(seed: int) -> None:  # noqa: F811
+    """MILLER_PAIRS pairs, one chunk of 8 per comparison, so that a wrong lane shows."""
+    pairs = random_pairs(MILLER_PAIRS, random.Random(seed))
+    for start in range(0, len(pairs), 8):
+        chunk = pairs[start:start + 8]
+        assert _final(chunk, "portable") == _final(chunk, "none"), (seed, start)
+
+
+def test_ifma_miller_matches_portable(seed: int) -> None:  # noqa: F811
+    ifma_or_skip()
+    pairs = edge_pairs() + random_pairs(MILLER_PAIRS, random.Random(seed))
+    for start in range(0, len(pairs) - 7, 8):
+        chunk = pairs[start:start + 8]
+        assert _final(chunk, "avx512ifma") == _final(chunk, "portable"), (seed, start)
+
+
+# -- the verify paths ---------------------------------------------------------------------
+
+
+def _signed_sets(count: int, rng: random.Random) -> list[crypto_backend.SignatureSet]:
+    sets = []
+    for index in range(count):
+        secrets = [rng.randrange(1, R_ORDER) for _ in range(1 + index % 3)]
+        message = rng.randbytes(32) if index % 5 else b"shared message"
+        signature = crypto_backend.aggregate([crypto_backend.sign(sk, message) for sk in secrets])
+        keys = [crypto_backend.sk_to_pk(sk) for sk in secrets]
+        sets.append(crypto_backend.SignatureSet(keys, message, signature))
+    return sets
+
+
+def test_verify_paths_through_the_kernel_answer_as_blst(seed: int) -> None:  # noqa: F811
+    """verify_signature_sets of 40 sets (36 messages: whole chunks and a rest on each
+    lane thread) and aggregate_verify of 20 messages, valid and spoiled, under
+    portable and off; the identity key is still refused before any pairing."""
+    rng = random.Random(seed)
+    crypto_backend.use("blst")
+    sets = _signed_sets(40, rng)
+    secrets = [rng.randrange(1, R_ORDER) for _ in range(20)]
+    messages = [rng.randbytes(32) for _ in secrets]
+    keys = [crypto_backend.sk_to_pk(sk) for sk in secrets]
+    aggregate = crypto_backend.aggregate(
+        [crypto_backend.sign(sk, m) for sk, m in zip(secrets, messages, strict=True)])
+    other = crypto_backend.sign(secrets[0], b"another message")
+    spoiled_sets = [
+        sets[:17] + [crypto_backend.SignatureSet(sets[17].pubkeys, b"forged", sets[17].signature)]
+        + sets[18:],
+        sets[:-1] + [crypto_backend.SignatureSet(sets[-1].pubkeys, sets[-1].message, other)],
+        sets[:3] + [crypto_backend.SignatureSet(
+            [crypto_backend.G1_POINT_AT_INFINITY], sets[3].message, sets[3].signature)] + sets[4:],
+    ]
+
+    def answers() -> list[bool]:
+        out = [crypto_backend.verify_signature_sets(sets)]
+        out += [crypto_backend.verify_signature_sets(spoiled) for spoiled in spoiled_sets]
+        out.append(crypto_backend.aggregate_verify(keys, messages, aggregate))
+        out.append(crypto_backend.aggregate_verify(keys, messages[::-1], aggregate))
+        out.append(crypto_backend.aggregate_verify(keys[:-1] + keys[:1], messages, aggregate))
+        return out
+
+    with simd_mode("off"):
+        expected = answers()
+    assert expected == [True, False, False, False, True, False, False]
+    with simd_mode("portable"):
+        before = _native.counters()["miller_lane_passes"]
+        assert answers() == expected
+        assert _native.counters()["miller_lane_passes"] > before
+
+
+def test_off_never_runs_the_kernel(seed: int) -> None:  # noqa: F811
+    crypto_backend.use("blst")
+    sets = _signed_sets(24, random.Random(seed))
+    with simd_mode("off"):
+        before = _native.counters()["miller_lane_passes"]
+        assert crypto_backend.verify_signature_sets(sets)
+        assert _native.counters()["miller_lane_passes"] == before
+        assert simd.path() == "none"
+
+
+# -- soak ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def soak(request: pytest.FixtureRequest) -> Iterator[None]:
+    if not request.config.getoption("--soak"):
+        pytest.skip("soak run only with --soak (1,000,000 Miller pairs, 10,000,000 Fp12 products)")
+    yield
+
+
+def test_soak_miller(seed: int, soak: None) -> None:  # noqa: F811
+    rng = random.Random(seed)
+    layers = ["portable"] + (["avx512ifma"] if simd.ifma_available() else [])
+    for _ in range(SOAK_MILLER_PAIRS // 800):
+        pairs = random_pairs(800, rng)
+        for start in range(0, len(pairs), 8):
+            chunk = pairs[start:start + 8]
+            want = _final(chunk, "none")
+            for layer in layers:
+                assert _final(chunk, layer) == want, (layer, seed, start)
+
+
+def test_soak_fp12_mul(seed: int, soak: None) -> None:  # noqa: F811
+    rng = random.Random(seed)
+    layers = ["portable"] + (["avx512ifma"] if simd.ifma_available() else [])
+    for _ in range(SOAK_FP12_CASES // 20_000):
+        a, b = fp12_elements(20_000, rng), fp12_elements(20_000, rng)
+        want = _native.fp12_op("mul", "none", a, b)
+        for layer in layers:
+            assert _native.fp12_op("mul", layer, a, b) == want, (layer, seed)
