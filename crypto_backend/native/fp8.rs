@@ -108,6 +108,15 @@ impl<O: LaneOps> Fp8<O> {
     /// overflows before the final carry pass.
     #[inline(always)]
     pub fn mul(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
+        if O::INLINE_FIELD_MUL {
+            self.mul_inline(a, b)
+        } else {
+            mul_outlined(self, a, b)
+        }
+    }
+
+    #[inline(always)]
+    fn mul_inline(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         let o = self.o;
         let zero = o.splat(0);
         let p = self.constant(&P);
@@ -277,6 +286,12 @@ impl<O: LaneOps> Fp8<O> {
 }
 
 /// A field's multiplication, for exponentiation written once (Fp here, Fp2 in fp2x8.rs).
+/// The one copy of the field multiplication that layers with `INLINE_FIELD_MUL` off call.
+#[inline(never)]
+fn mul_outlined<O: LaneOps>(f: Fp8<O>, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
+    f.mul_inline(a, b)
+}
+
 pub trait Multiplicative: Copy {
     type Element: Copy;
     fn one(self) -> Self::Element;

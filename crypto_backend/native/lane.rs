@@ -22,6 +22,12 @@ pub const MASK52: u64 = (1 << 52) - 1;
 pub trait LaneOps: Copy {
     type V: Copy;
 
+    /// Whether a field multiplication (fp8.rs) is compiled inline at every use. The
+    /// intrinsic layer keeps it inline, inside its feature-enabled entry points. The
+    /// portable layer, each of whose operations is a loop over eight words, calls one
+    /// copy: inlined everywhere, its Miller-loop steps took rustc most of the build.
+    const INLINE_FIELD_MUL: bool = true;
+
     fn splat(self, value: u64) -> Self::V;
     fn load(self, lanes: &[u64; 8]) -> Self::V;
     fn store(self, vector: Self::V) -> [u64; 8];
@@ -84,6 +90,7 @@ fn mask_of(a: [u64; 8], b: [u64; 8], test: impl Fn(u64, u64) -> bool) -> u8 {
 
 impl LaneOps for Portable {
     type V = [u64; 8];
+    const INLINE_FIELD_MUL: bool = false;
 
     #[inline(always)]
     fn splat(self, value: u64) -> [u64; 8] {
