@@ -4,8 +4,8 @@ g2_mul_lanes.rs, driven by sign_lanes.rs) against blst's signatures.
 - the portable layer against blst on edge keys (1, 2, r - 1, r - 2, keys whose
   windows are all 0xf, powers of two, r - 2^k) and random keys, each with random
   messages: CASES inputs, as many as fit in about a minute of CI (the portable
-  layer takes about 2.7 ms a signature on one core of this project's 2-core host,
-  against blst's 0.22 ms); ``--soak``: 10,000,000 (days on the portable layer);
+  layer takes about 3.3 ms a signature on one core of this project's 2-core host,
+  against blst's 0.26 ms); ``--soak``: 10,000,000 (about 9 hours on that core);
 - the IFMA layer against the portable layer (skipped, with a line saying why, on a
   CPU without AVX-512 IFMA, except under VALIDATOR_BLS_SIMD=require);
 - the public call: sign_many under VALIDATOR_BLS_SIMD=portable equals sign_many
