@@ -107,6 +107,14 @@ pub fn encode_g2(point: &G2) -> [u8; SIGNATURE_LENGTH] {
     out
 }
 
+/// Uncompressed: x1, x0, y1, y0, 48 plain big-endian bytes each (the lane kernels' input).
+pub fn serialize_g2(point: &G2) -> [u8; 2 * SIGNATURE_LENGTH] {
+    let mut out = [0u8; 2 * SIGNATURE_LENGTH];
+    // SAFETY: `out` has the 192 bytes blst writes.
+    unsafe { blst_p2_serialize(out.as_mut_ptr(), point) };
+    out
+}
+
 pub fn g1_affine_is_identity(point: &G1Affine) -> bool {
     // SAFETY: reads one live point.
     unsafe { blst_p1_affine_is_inf(point) }

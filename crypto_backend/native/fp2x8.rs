@@ -88,6 +88,29 @@ impl<O: LaneOps> Fp2x8<O> {
         ]
     }
 
+    /// 1/a = conj(a) / (a0^2 + a1^2) for a != 0: one Fp inversion, by a fixed
+    /// exponentiation (no branch on a).
+    #[inline(always)]
+    pub fn invert(self, [a0, a1]: &Fe2<O>) -> Fe2<O> {
+        let f = self.f;
+        let norm_inverse = f.invert(&f.add(&f.sqr(a0), &f.sqr(a1)));
+        [f.mul(a0, &norm_inverse), f.neg(&f.mul(a1, &norm_inverse))]
+    }
+
+    #[inline(always)]
+    pub fn out_of_montgomery(self, a: &Fe2<O>) -> Fe2<O> {
+        [self.f.out_of_montgomery(&a[0]), self.f.out_of_montgomery(&a[1])]
+    }
+
+    /// Lanes where the plain (non-Montgomery) canonical a is the "larger" of a and -a
+    /// in the compressed-point rule: a1 > (p - 1)/2, or a1 = 0 and a0 > (p - 1)/2.
+    #[inline(always)]
+    pub fn larger_mask(self, plain: &Fe2<O>) -> u8 {
+        let f = self.f;
+        let c1_zero = f.is_zero_mask(&plain[1]);
+        (c1_zero & f.gt_mask(&plain[0], &fp8::HALF_P)) | (!c1_zero & f.gt_mask(&plain[1], &fp8::HALF_P))
+    }
+
     /// a^e for a public exponent (little-endian words), fixed 4-bit windows.
     #[inline(always)]
     pub fn pow_public(self, a: &Fe2<O>, exponent: &[u64]) -> Fe2<O> {

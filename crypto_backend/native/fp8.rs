@@ -52,6 +52,11 @@ pub const SQRT_EXPONENT: [u64; 6] = [
     0xee7fbfffffffeaab, 0x07aaffffac54ffff, 0xd9cc34a83dac3d89,
     0xd91dd2e13ce144af, 0x92c6e9ed90d2eb35, 0x0680447a8e5ff9a6,
 ];
+/// p - 2, little-endian words: a^this = 1/a (Fermat).
+const INVERSE_EXPONENT: [u64; 6] = [
+    0xb9feffffffffaaa9, 0x1eabfffeb153ffff, 0x6730d2a0f6b0f624,
+    0x64774b84f38512bf, 0x4b1ba7b6434bacd7, 0x1a0111ea397fe69a,
+];
 
 /// Field arithmetic on 8 lanes, over the lane operations `O`.
 #[derive(Clone, Copy)]
@@ -282,6 +287,12 @@ impl<O: LaneOps> Fp8<O> {
     #[inline(always)]
     pub fn pow_public(self, a: &Fe<O>, exponent: &[u64]) -> Fe<O> {
         pow_public(self, a, exponent)
+    }
+
+    /// 1/a for a != 0 (0 for 0), by a fixed exponentiation: no branch on a.
+    #[inline(always)]
+    pub fn invert(self, a: &Fe<O>) -> Fe<O> {
+        pow_public(self, a, &INVERSE_EXPONENT)
     }
 }
 

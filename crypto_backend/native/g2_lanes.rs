@@ -117,10 +117,7 @@ fn decode_kernel<O: LaneOps>(
     let rhs = f2.add(&f2.mul(&f2.sqr(&x), &x), &f2.constant(&FOUR, &FOUR));
     let root = sqrt_candidate(f2, &rhs);
     let on_curve = f2.eq_mask(&f2.sqr(&root), &rhs);
-    let (plain0, plain1) = (f.out_of_montgomery(&root[0]), f.out_of_montgomery(&root[1]));
-    let c1_zero = f.is_zero_mask(&plain1);
-    let larger = (c1_zero & f.gt_mask(&plain0, &fp8::HALF_P))
-        | (!c1_zero & f.gt_mask(&plain1, &fp8::HALF_P));
+    let larger = f2.larger_mask(&f2.out_of_montgomery(&root));
     let y = f2.select(larger ^ want_larger, &root, &f2.neg(&root));
     // psi(P) == [z]P = -[|z|]P  <=>  [|z|]P == (psi_x, -psi_y)
     let (q, exceptional) = jacobian::multiply(f2, &x, &y, Z_ABS);

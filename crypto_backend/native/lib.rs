@@ -14,6 +14,7 @@
 
 mod batch;
 mod cache;
+mod ct_mul;
 mod curve;
 mod fp12x8;
 mod fp2x8;
@@ -22,6 +23,7 @@ mod fp8;
 mod g1_lanes;
 mod g1_mul_lanes;
 mod g2_lanes;
+mod g2_mul_lanes;
 mod jacobian;
 mod lane;
 mod lane_decode;
@@ -29,6 +31,7 @@ mod lanes;
 mod miller_hooks;
 mod miller_lanes;
 mod secret;
+mod sign_lanes;
 mod simd;
 mod simd_hooks;
 mod suite;
@@ -138,6 +141,7 @@ fn counters(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("pairing_checks", curve::PAIRING_CHECKS.load(Ordering::SeqCst))?;
     dict.set_item("hashes_to_g2", curve::HASHES_TO_G2.load(Ordering::SeqCst))?;
+    dict.set_item("sign_lane_passes", sign_lanes::PASSES.load(Ordering::SeqCst))?;
     for (name, counters) in [("g1", &g1_lanes::COUNTERS), ("g2", &g2_lanes::COUNTERS)] {
         dict.set_item(format!("{name}_lane_passes"), counters.passes.load(Ordering::SeqCst))?;
         dict.set_item(format!("{name}_undecided_lanes"), counters.undecided.load(Ordering::SeqCst))?;
@@ -177,7 +181,8 @@ fn sign<'py>(
 }
 
 /// Every key is read and range-checked before anything is signed; the message is
-/// hashed once; the signing spreads over the lanes.
+/// hashed once; the signing spreads over the lanes (and, on a SIMD path, over the
+/// 8-lane kernel: sign_lanes.rs).
 #[pyfunction]
 fn sign_many<'py>(
     py: Python<'py>,
@@ -192,13 +197,7 @@ fn sign_many<'py>(
     if secrets.is_empty() {
         return Ok(Vec::new());
     }
-    let signatures: Vec<[u8; curve::SIGNATURE_LENGTH]> = without_gil(py, || {
-        let hashed = curve::hash_to_g2(message, curve::DST);
-        lanes::map(&secrets, 4, |secret| {
-            test_panic::maybe_panic(test_panic::Site::SignMany);
-            curve::encode_g2(&secret.sign_hashed(&hashed))
-        })
-    })?;
+    let signatures = without_gil(py, || sign_lanes::sign_many(&secrets, message))?;
     drop(secrets); // zeroed on drop
     Ok(signatures.iter().map(|signature| PyBytes::new(py, signature)).collect())
 }
@@ -566,5 +565,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(simd_hooks::bench_fp8_mul, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::bench_blst_fp_mul, module)?)?;
     module.add_function(wrap_pyfunction!(simd_hooks::sk_to_pk_lanes, module)?)?;
+    module.add_function(wrap_pyfunction!(simd_hooks::sign_many_lanes, module)?)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ use crate::g1_lanes;
 use crate::g1_mul_lanes;
 use crate::g2_lanes;
 use crate::lane::LaneOps;
+use crate::sign_lanes;
 use crate::simd::{self, Kernel, Path};
 use crate::without_gil;
 use pyo3::exceptions::PyValueError;
@@ -353,6 +354,27 @@ pub fn bench_blst_fp_mul(py: Python<'_>, iterations: usize) -> PyResult<f64> {
         black_box(curve::fp_mul_rounds(iterations));
         start.elapsed().as_secs_f64()
     })
+}
+
+/// sign_many of the keys on a lane layer ("portable", "avx512ifma"), or on blst's
+/// multiplication ("none"), whatever the dispatch says.
+#[pyfunction]
+pub fn sign_many_lanes<'py>(
+    py: Python<'py>,
+    sks: Vec<Bound<'py, PyAny>>,
+    message: &[u8],
+    path: &str,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let path = match Path::from_name(path) {
+        Some(Path::Off) => Path::Off,
+        _ => layer(path)?,
+    };
+    let mut secrets = Vec::with_capacity(sks.len());
+    for sk in &sks {
+        secrets.push(crate::secret_key(sk)?);
+    }
+    let signatures = without_gil(py, || sign_lanes::sign_many_on(&secrets, message, path))?;
+    Ok(signatures.iter().map(|signature| PyBytes::new(py, signature)).collect())
 }
 
 struct PublicKeys {

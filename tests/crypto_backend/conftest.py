@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,6 +62,21 @@ def ifma_or_skip() -> None:
     if os.environ.get(simd.SIMD_ENV, "").strip().lower() == "require":
         pytest.fail(f"VALIDATOR_BLS_SIMD=require, but {message}")
     pytest.skip(f"IFMA layer not tested: {message}; the portable layer is")
+
+
+@pytest.fixture(scope="module")
+def seed() -> int:
+    """A fresh seed per run, printed so that a failure can be replayed."""
+    value = int(os.environ.get("SIMD_TEST_SEED", secrets.randbits(32)))
+    print(f"SIMD differential seed: {value} (SIMD_TEST_SEED={value} replays it)")
+    return value
+
+
+@pytest.fixture
+def soak(request: pytest.FixtureRequest) -> Iterator[None]:
+    if not request.config.getoption("--soak"):
+        pytest.skip("soak run only with --soak (10,000,000 inputs per kernel)")
+    yield
 
 
 #: The SIMD modes every official vector runs under on the blst backend.

@@ -1,9 +1,11 @@
-"""The 8-lane G1 multiplication (crypto_backend/native/g1_mul_lanes.rs) is constant
-time: run under valgrind's memcheck with the secret scalars marked undefined (a
-client request from the test-only binary tests/ct_check, built here from the same
-source files), no branch and no memory address may depend on them. The binary's
-``--leak`` mode branches on a secret bit on purpose, to show that memcheck does see
-such a dependence in this set-up. The keys it prints are checked against blst's.
+"""The 8-lane G1 multiplication (crypto_backend/native/g1_mul_lanes.rs, sk_to_pk) and
+the 8-lane G2 multiplication (g2_mul_lanes.rs, sign_many) are constant time: run
+under valgrind's memcheck with the secret scalars marked undefined (a client request
+from the test-only binary tests/ct_check, built here from the same source files), no
+branch and no memory address may depend on them. The binary's ``--leak`` mode
+branches on a secret bit on purpose, to show that memcheck does see such a
+dependence in this set-up. The keys and signatures it prints are checked against
+blst's.
 
 Valgrind is Debian's package (``.ci/run`` installs it when missing); without it the
 test skips, except under CI=true, where it fails.
@@ -11,6 +13,7 @@ test skips, except under CI=true, where it fails.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import shutil
@@ -18,6 +21,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from py_ecc.bls.hash_to_curve import hash_to_G2
+from py_ecc.optimized_bls12_381 import normalize
 
 import crypto_backend
 from crypto_backend import _native
@@ -68,21 +73,46 @@ def _secret_keys() -> list[int]:
     ]
 
 
+MESSAGE = b"a message signed by eight keys at once"
+
+
+def _uncompressed_hash(message: bytes) -> str:
+    """H(message) uncompressed (x1, x0, y1, y0), computed by py_ecc, not by blst."""
+    x, y = normalize(hash_to_G2(message, crypto_backend.DST, hashlib.sha256))
+    return b"".join(
+        value.to_bytes(48, "big") for value in (x.coeffs[1], x.coeffs[0], y.coeffs[1], y.coeffs[0])
+    ).hex()
+
+
+#: Per group: the binary's flags and what blst computes for a key.
+GROUPS = {
+    "g1 sk_to_pk": (lambda: [], crypto_backend.sk_to_pk),
+    "g2 sign": (lambda: ["--g2", _uncompressed_hash(MESSAGE)],
+                lambda key: crypto_backend.sign(key, MESSAGE)),
+}
+
+
+@pytest.mark.parametrize("group", GROUPS)
 def test_no_branch_or_address_depends_on_the_secret_scalars(
-    valgrind: str, ct_binary: Path
+    valgrind: str, ct_binary: Path, group: str
 ) -> None:
+    flags, expected = GROUPS[group]
     keys = _secret_keys()
-    done = _memcheck(valgrind, ct_binary, keys)
+    done = _memcheck(valgrind, ct_binary, keys, *flags())
     for report in UNINITIALISED:
         assert report not in done.stderr, done.stderr[-4000:]
     assert "ERROR SUMMARY: 0 errors" in done.stderr
     assert done.returncode == 0, done.stderr[-4000:]
     printed = [bytes.fromhex(line) for line in done.stdout.split()]
-    assert printed == [crypto_backend.sk_to_pk(key) for key in keys]
+    assert printed == [expected(key) for key in keys]
 
 
-def test_memcheck_sees_a_branch_on_the_secret(valgrind: str, ct_binary: Path) -> None:
-    done = _memcheck(valgrind, ct_binary, _secret_keys(), "--leak")
+@pytest.mark.parametrize("group", GROUPS)
+def test_memcheck_sees_a_branch_on_the_secret(
+    valgrind: str, ct_binary: Path, group: str
+) -> None:
+    flags, _ = GROUPS[group]
+    done = _memcheck(valgrind, ct_binary, _secret_keys(), "--leak", *flags())
     assert "Conditional jump or move depends on uninitialised value(s)" in done.stderr
     assert done.returncode == 99
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import random
-import secrets
 import shutil
 import subprocess
 import sys
@@ -48,14 +47,6 @@ MASK52 = (1 << 52) - 1
 U64 = (1 << 64) - 1
 CASES = 100_000
 SOAK_CASES = 10_000_000
-
-
-@pytest.fixture(scope="module")
-def seed() -> int:
-    """A fresh seed per run, printed so that a failure can be replayed."""
-    value = int(os.environ.get("SIMD_TEST_SEED", secrets.randbits(32)))
-    print(f"SIMD differential seed: {value} (SIMD_TEST_SEED={value} replays it)")
-    return value
 
 
 # -- lane operations ------------------------------------------------------------------
@@ -547,13 +538,6 @@ def test_arkworks_reports_no_simd() -> None:
 
 
 # -- soak ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def soak(request: pytest.FixtureRequest) -> Iterator[None]:
-    if not request.config.getoption("--soak"):
-        pytest.skip("soak run only with --soak (10,000,000 inputs per kernel)")
-    yield
 
 
 def _in_batches(total: int, batch: int = 200_000) -> Iterator[int]:

@@ -1,18 +1,27 @@
-//! Test-only binary: computes eight public keys with the constant-time 8-lane kernel
-//! (crypto_backend/native/g1_mul_lanes.rs, built here from the same files) after
-//! marking the secret scalars undefined for valgrind's memcheck, so that any branch
-//! or memory index that depends on them is reported. `--leak` first branches on a
-//! secret bit on purpose: the test's proof that such a dependence is caught.
+//! Test-only binary: computes eight public keys (or, with `--g2`, eight signatures
+//! of one hashed message) with the constant-time 8-lane kernels
+//! (crypto_backend/native/g1_mul_lanes.rs and g2_mul_lanes.rs, built here from the
+//! same files) after marking the secret scalars undefined for valgrind's memcheck,
+//! so that any branch or memory index that depends on them is reported. `--leak`
+//! first branches on a secret bit on purpose: the test's proof that such a
+//! dependence is caught.
 //!
-//! Usage: ct_check [--leak] SCALAR_HEX x 8   (big-endian, 64 hex digits each)
-//! Prints the eight compressed keys in hex, one a line.
+//! Usage: ct_check [--leak] [--g2 H_HEX] SCALAR_HEX x 8   (big-endian, 64 hex digits
+//! each; H uncompressed, 192 bytes: x1, x0, y1, y0)
+//! Prints the eight compressed points in hex, one a line.
 
 #![allow(dead_code, unused_imports)] // the shared modules carry items this binary does not use
 
+#[path = "../../../crypto_backend/native/ct_mul.rs"]
+mod ct_mul;
+#[path = "../../../crypto_backend/native/fp2x8.rs"]
+mod fp2x8;
 #[path = "../../../crypto_backend/native/fp8.rs"]
 mod fp8;
 #[path = "../../../crypto_backend/native/g1_mul_lanes.rs"]
 mod g1_mul_lanes;
+#[path = "../../../crypto_backend/native/g2_mul_lanes.rs"]
+mod g2_mul_lanes;
 #[path = "../../../crypto_backend/native/lane.rs"]
 mod lane;
 mod memcheck;
@@ -27,25 +36,54 @@ fn parse_scalar(text: &str) -> [u64; 4] {
     words
 }
 
+fn parse_point(text: &str) -> [u8; 192] {
+    assert_eq!(text.len(), 384, "an uncompressed G2 point is 384 hex digits");
+    std::array::from_fn(|index| {
+        u8::from_str_radix(&text[2 * index..2 * index + 2], 16).expect("hex digits")
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let leak = args.first().is_some_and(|arg| arg == "--leak");
     if leak {
         args.remove(0);
     }
+    let hashed = if args.first().is_some_and(|arg| arg == "--g2") {
+        args.remove(0);
+        Some(parse_point(&args.remove(0)))
+    } else {
+        None
+    };
     assert_eq!(args.len(), 8, "eight scalars");
     let mut scalars = [[0u64; 4]; 8];
     for (slot, text) in scalars.iter_mut().zip(&args) {
         *slot = parse_scalar(text);
     }
+    // The message's table is public: built before the scalars are marked.
+    let table = hashed.map(|point| g2_mul_lanes::window_table(lane::Portable, &point));
     memcheck::make_undefined(&scalars);
     if leak && std::hint::black_box(scalars[0][0]) & 1 == 1 {
         eprintln!("the deliberate secret-dependent branch was taken");
     }
-    let keys = g1_mul_lanes::public_keys(lane::Portable, &scalars);
-    // The keys are public: from here on code may branch on them.
-    memcheck::make_defined(&keys);
-    for key in &keys {
-        println!("{}", key.iter().map(|byte| format!("{byte:02x}")).collect::<String>());
+    // The outputs are public: from here on code may branch on them.
+    let lines: Vec<String> = match table {
+        Some(table) => {
+            let signatures = g2_mul_lanes::signatures(lane::Portable, &table, &scalars);
+            memcheck::make_defined(&signatures);
+            signatures.iter().map(|signature| hex(signature)).collect()
+        }
+        None => {
+            let keys = g1_mul_lanes::public_keys(lane::Portable, &scalars);
+            memcheck::make_defined(&keys);
+            keys.iter().map(|key| hex(key)).collect()
+        }
+    };
+    for line in lines {
+        println!("{line}");
     }
 }

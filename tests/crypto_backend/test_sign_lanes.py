@@ -1,0 +1,135 @@
+"""sign_many through the constant-time 8-lane G2 kernel (crypto_backend/native/
+g2_mul_lanes.rs, driven by sign_lanes.rs) against blst's signatures.
+
+- the portable layer against blst on edge keys (1, 2, r - 1, r - 2, keys whose
+  windows are all 0xf, powers of two, r - 2^k) and random keys, each with random
+  messages: CASES inputs, as many as fit in about a minute of CI (the portable
+  layer takes about 3.3 ms a signature on one core of this project's 2-core host,
+  against blst's 0.26 ms); ``--soak``: 10,000,000 (about 9 hours on that core);
+- the IFMA layer against the portable layer (skipped, with a line saying why, on a
+  CPU without AVX-512 IFMA, except under VALIDATOR_BLS_SIMD=require);
+- the public call: sign_many under VALIDATOR_BLS_SIMD=portable equals sign_many
+  under off for 1, 7, 8, 9, 17 and 1,000 keys, through the kernel; refused keys
+  stop it before anything is signed.
+
+The constant-time check of the kernel is in test_constant_time.py; the official
+sign cases run through sign_many under every SIMD mode in test_official_vectors.py.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+
+import crypto_backend
+from crypto_backend import _native, simd
+from tests.crypto_backend.conftest import ifma_or_skip, simd_mode
+
+R_ORDER = crypto_backend.CURVE_ORDER
+CASES = 16_000
+SOAK_CASES = 10_000_000
+#: Keys signed per message: five kernel passes, the last one short.
+KEYS_PER_MESSAGE = 37
+
+
+def edge_keys() -> list[int]:
+    all_f = [int("f" * digits, 16) for digits in (1, 2, 16, 32, 62, 63)]
+    return sorted(
+        {1, 2, 3, 15, 16, 17, R_ORDER - 1, R_ORDER - 2, R_ORDER - 3, R_ORDER // 2,
+         int("6" + "f" * 63, 16), int("0f" * 31, 16), int("f0" * 31, 16)}
+        | set(all_f)
+        | {1 << k for k in range(255)}
+        | {R_ORDER - (1 << k) for k in range(255)}
+    )
+
+
+def random_message(rng: random.Random) -> bytes:
+    return rng.randbytes(rng.choice([0, 1, 32, 32, 32, 100]))
+
+
+def signed_batches(keys: list[int], rng: random.Random) -> Iterator[tuple[list[int], bytes]]:
+    for start in range(0, len(keys), KEYS_PER_MESSAGE):
+        yield keys[start:start + KEYS_PER_MESSAGE], random_message(rng)
+
+
+def inputs(count: int, rng: random.Random) -> list[int]:
+    """Every edge key first, then random keys up to ``count``, shuffled."""
+    keys = edge_keys()
+    keys += [rng.randrange(1, R_ORDER) for _ in range(max(0, count - len(keys)))]
+    rng.shuffle(keys)
+    return keys
+
+
+def assert_layer_signs_as(layer: str, reference: str, keys: list[int], seed: int) -> None:
+    rng = random.Random(seed)
+    for batch, message in signed_batches(keys, rng):
+        got = _native.sign_many_lanes(batch, message, layer)
+        want = _native.sign_many_lanes(batch, message, reference)
+        for key, mine, theirs in zip(batch, got, want, strict=True):
+            assert mine == theirs, (
+                f"{layer} signed key {key:#x} on {message.hex()!r} as {mine.hex()}, "
+                f"{reference} as {theirs.hex()} (seed {seed})")
+
+
+def test_portable_kernel_signs_as_blst(seed: int) -> None:
+    passes = _native.counters()["sign_lane_passes"]
+    keys = inputs(CASES, random.Random(seed))
+    assert_layer_signs_as("portable", "none", keys, seed)
+    assert _native.counters()["sign_lane_passes"] - passes >= len(keys) // 8
+
+
+def test_the_kernel_signatures_are_blsts_own_sign() -> None:
+    """The reference of the differential is blst's sign itself, not a copy of it."""
+    keys = [1, 2, R_ORDER - 1, 12345]
+    message = b"the reference"
+    assert _native.sign_many_lanes(keys, message, "portable") == [
+        crypto_backend.sign(key, message) for key in keys]
+
+
+def test_ifma_kernel_signs_as_portable(seed: int) -> None:
+    ifma_or_skip()
+    keys = inputs(4_000, random.Random(seed))
+    assert_layer_signs_as("avx512ifma", "portable", keys, seed)
+
+
+@pytest.mark.parametrize("count", [1, 7, 8, 9, 17, 1000])
+def test_sign_many_under_portable_equals_off(count: int) -> None:
+    rng = random.Random(count)
+    keys = [rng.randrange(1, R_ORDER) for _ in range(count)]
+    message = rng.randbytes(32)
+    crypto_backend.use("blst")
+    with simd_mode("off"):
+        passes = _native.counters()["sign_lane_passes"]
+        expected = crypto_backend.sign_many(keys, message)
+        assert _native.counters()["sign_lane_passes"] == passes
+    with simd_mode("portable"):
+        assert crypto_backend.sign_many(keys, message) == expected
+        assert _native.counters()["sign_lane_passes"] - passes == -(-count // 8)
+    assert expected[:9] == [crypto_backend.sign(key, message) for key in keys[:9]]
+
+
+@pytest.mark.parametrize("bad", [0, R_ORDER, R_ORDER + 1, 1 << 256])
+def test_sign_many_under_portable_refuses_a_bad_key_before_signing_any(bad: int) -> None:
+    keys = [5, 6, 7, 8, 9, 10, 11, 12, 13, bad]
+    crypto_backend.use("blst")
+    with simd_mode("portable"):
+        passes = _native.counters()["sign_lane_passes"]
+        hashes = _native.counters()["hashes_to_g2"]
+        with pytest.raises(crypto_backend.BlsError):
+            crypto_backend.sign_many(keys, b"never signed")
+        assert _native.counters()["sign_lane_passes"] == passes
+        assert _native.counters()["hashes_to_g2"] == hashes
+
+
+def test_soak_sign_lanes(seed: int, soak: None) -> None:
+    """10,000,000 keys on the portable layer (and IFMA where present) against blst."""
+    rng = random.Random(seed)
+    layers = ["portable"] + (["avx512ifma"] if simd.ifma_available() else [])
+    done = 0
+    while done < SOAK_CASES:
+        keys = [rng.randrange(1, R_ORDER) for _ in range(min(20_000, SOAK_CASES - done))]
+        for layer in layers:
+            assert_layer_signs_as(layer, "none", keys, seed + done)
+        done += len(keys)
