@@ -75,7 +75,7 @@ def seed() -> int:
 @pytest.fixture
 def soak(request: pytest.FixtureRequest) -> Iterator[None]:
     if not request.config.getoption("--soak"):
-        pytest.skip("soak run only with --soak (10,000,000 inputs per kernel)")
+        pytest.skip("soak run only with --soak (millions of inputs: each soak test says how many)")
     yield
 
 

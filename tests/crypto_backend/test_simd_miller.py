@@ -22,7 +22,6 @@ portable layer of this project's 2-core host; ``--soak`` runs 1,000,000 pairs an
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
 import pytest
 from py_ecc.bls.g2_primitives import G1_to_pubkey, G2_to_signature
@@ -31,7 +30,7 @@ from py_ecc.optimized_bls12_381 import G1, G2, multiply, neg
 import crypto_backend
 from crypto_backend import _native, simd
 from tests.crypto_backend.conftest import ifma_or_skip, simd_mode
-from tests.crypto_backend.test_simd import R_ORDER, P, seed  # noqa: F401 (fixture)
+from tests.crypto_backend.test_simd import R_ORDER, P
 
 FP12_CASES = 100_000
 MILLER_PAIRS = 10_000
@@ -59,7 +58,7 @@ def fp12_elements(count: int, rng: random.Random) -> bytes:
 
 
 @pytest.mark.parametrize("op", ["mul", "sqr", "conjugate"])
-def test_portable_fp12_op_matches_blst(op: str, seed: int) -> None:  # noqa: F811
+def test_portable_fp12_op_matches_blst(op: str, seed: int) -> None:
     rng = random.Random(seed ^ len(op))
     a, b = fp12_elements(FP12_CASES, rng), fp12_elements(FP12_CASES, rng)
     want = _native.fp12_op(op, "none", a, b)
@@ -70,7 +69,7 @@ def test_portable_fp12_op_matches_blst(op: str, seed: int) -> None:  # noqa: F81
 
 
 @pytest.mark.parametrize("op", ["mul", "sqr", "conjugate"])
-def test_ifma_fp12_op_matches_portable(op: str, seed: int) -> None:  # noqa: F811
+def test_ifma_fp12_op_matches_portable(op: str, seed: int) -> None:
     ifma_or_skip()
     rng = random.Random(seed ^ len(op))
     a, b = fp12_elements(FP12_CASES, rng), fp12_elements(FP12_CASES, rng)
@@ -135,14 +134,14 @@ def test_pairing_relations_hold_through_the_kernel() -> None:
 
 
 @pytest.mark.parametrize("count", [8, 9, 15, 16, 17, 23])
-def test_lists_around_a_chunk_match_blst(count: int, seed: int) -> None:  # noqa: F811
+def test_lists_around_a_chunk_match_blst(count: int, seed: int) -> None:
     pairs = random_pairs(count, random.Random(seed + count))
     before = _native.counters()["miller_lane_passes"]
     assert _final(pairs, "portable") == _final(pairs, "none")
     assert _native.counters()["miller_lane_passes"] - before == count // 8
 
 
-def test_random_pairs_through_the_kernel_match_blst(seed: int) -> None:  # noqa: F811
+def test_random_pairs_through_the_kernel_match_blst(seed: int) -> None:
     """MILLER_PAIRS pairs, one chunk of 8 per comparison, so that a wrong lane shows."""
     pairs = random_pairs(MILLER_PAIRS, random.Random(seed))
     for start in range(0, len(pairs), 8):
@@ -150,7 +149,7 @@ def test_random_pairs_through_the_kernel_match_blst(seed: int) -> None:  # noqa:
         assert _final(chunk, "portable") == _final(chunk, "none"), (seed, start)
 
 
-def test_ifma_miller_matches_portable(seed: int) -> None:  # noqa: F811
+def test_ifma_miller_matches_portable(seed: int) -> None:
     ifma_or_skip()
     pairs = edge_pairs() + random_pairs(MILLER_PAIRS, random.Random(seed))
     for start in range(0, len(pairs) - 7, 8):
@@ -172,7 +171,7 @@ def _signed_sets(count: int, rng: random.Random) -> list[crypto_backend.Signatur
     return sets
 
 
-def test_verify_paths_through_the_kernel_answer_as_blst(seed: int) -> None:  # noqa: F811
+def test_verify_paths_through_the_kernel_answer_as_blst(seed: int) -> None:
     """verify_signature_sets of 40 sets (36 messages: whole chunks and a rest on each
     lane thread) and aggregate_verify of 20 messages, valid and spoiled, under
     portable and off; the identity key is still refused before any pairing."""
@@ -210,7 +209,7 @@ def test_verify_paths_through_the_kernel_answer_as_blst(seed: int) -> None:  # n
         assert _native.counters()["miller_lane_passes"] > before
 
 
-def test_off_never_runs_the_kernel(seed: int) -> None:  # noqa: F811
+def test_off_never_runs_the_kernel(seed: int) -> None:
     crypto_backend.use("blst")
     sets = _signed_sets(24, random.Random(seed))
     with simd_mode("off"):
@@ -223,14 +222,7 @@ def test_off_never_runs_the_kernel(seed: int) -> None:  # noqa: F811
 # -- soak ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def soak(request: pytest.FixtureRequest) -> Iterator[None]:
-    if not request.config.getoption("--soak"):
-        pytest.skip("soak run only with --soak (1,000,000 Miller pairs, 10,000,000 Fp12 products)")
-    yield
-
-
-def test_soak_miller(seed: int, soak: None) -> None:  # noqa: F811
+def test_soak_miller(seed: int, soak: None) -> None:
     rng = random.Random(seed)
     layers = ["portable"] + (["avx512ifma"] if simd.ifma_available() else [])
     for _ in range(SOAK_MILLER_PAIRS // 800):
@@ -242,7 +234,7 @@ def test_soak_miller(seed: int, soak: None) -> None:  # noqa: F811
                 assert _final(chunk, layer) == want, (layer, seed, start)
 
 
-def test_soak_fp12_mul(seed: int, soak: None) -> None:  # noqa: F811
+def test_soak_fp12_mul(seed: int, soak: None) -> None:
     rng = random.Random(seed)
     layers = ["portable"] + (["avx512ifma"] if simd.ifma_available() else [])
     for _ in range(SOAK_FP12_CASES // 20_000):
