@@ -13,9 +13,12 @@ from typing import Any, cast
 
 import pytest
 
+from bench.support.pg_cluster import Cluster
+from slashing_protection.postgres import db_init
 from tests.support.beacon_fixtures import TEST_TIMEOUTS, ClientFactory, NodeStarter
 from tests.support.fake_node import FakeBeaconNode
 from tests.support.official_vectors import official_vectors
+from tests.support.postgres import fresh_database, start_cluster
 from validator.beacon import BeaconNodeClient
 from validator.devnet.openapi_check import (
     BeaconApiSpec,
@@ -104,3 +107,30 @@ async def make_client(beacon_api_spec: BeaconApiSpec) -> AsyncIterator[ClientFac
     for client in clients:
         await client.close()
     assert [str(v) for checker in checkers for v in checker.violations] == []
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL cluster for the whole run (tests/support/postgres.py);
+    tests get a fresh database each, so they share the server and nothing else."""
+    cluster = start_cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture
+def empty_db(pg_cluster: Cluster) -> str:
+    """The URL of a database with no schema at all (db-init not run)."""
+    return fresh_database(pg_cluster)
+
+
+@pytest.fixture
+def pg_url(empty_db: str) -> str:
+    """The URL of a fresh database with the schema created (db-init run)."""
+    db_init(empty_db)
+    return empty_db

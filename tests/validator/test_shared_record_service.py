@@ -4,20 +4,18 @@ record in a real PostgreSQL (history in and out goes through the database, no fi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
 import orjson
 import pytest
 
-from bench.support.pg_cluster import Cluster
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from slashing_protection import RECORD_FILE
-from slashing_protection.postgres import PostgresSlashingProtection, db_init
+from slashing_protection.postgres import PostgresSlashingProtection
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import GENESIS_VALIDATORS_ROOT, DutyNode
-from tests.support.postgres import fresh_database, start_cluster
 from tests.validator.conftest import ServiceRunner, service_running
 from tests.validator.test_keymanager_server import keymanager_port
 from validator.beacon import routes
@@ -25,22 +23,6 @@ from validator.consensus.encoding import to_hex
 from validator.consensus.interop import interop_secret_key
 from validator.halts import HaltError, resume
 from validator.service import StartupError
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    made = start_cluster()
-    try:
-        yield made
-    finally:
-        made.destroy()
-
-
-@pytest.fixture
-def pg_url(cluster: Cluster) -> str:
-    url = fresh_database(cluster)
-    db_init(url)
-    return url
 
 
 def history(pubkey: bytes, slot: int, source: int, target: int) -> str:

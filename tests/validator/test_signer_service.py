@@ -10,7 +10,7 @@ import ssl
 import stat
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,10 @@ import orjson
 import pytest
 
 import crypto_backend
-from bench.support.pg_cluster import Cluster
 from slashing_protection import RECORD_FILE
-from slashing_protection.postgres import PostgresSlashingProtection, db_init
+from slashing_protection.postgres import PostgresSlashingProtection
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
-from tests.support.postgres import fresh_database, start_cluster
 from tests.support.validators_dir import make_validators_dir
 from validator.consensus.encoding import to_hex
 from validator.consensus.interop import interop_keypair
@@ -183,20 +181,10 @@ async def test_start_up_refusals(start_node: NodeStarter, tmp_path: Path) -> Non
         await SignerService(options, SignerOptions(port=0)).run(asyncio.Event())
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    made = start_cluster()
-    try:
-        yield made
-    finally:
-        made.destroy()
-
-
 async def test_the_shared_record_in_postgresql(
-    start_node: NodeStarter, start_signer: Started, tmp_path: Path, cluster: Cluster
+    start_node: NodeStarter, start_signer: Started, tmp_path: Path, pg_url: str
 ) -> None:
-    url = fresh_database(cluster)
-    db_init(url)
+    url = pg_url
     node, beacon = await start_node(DutyNode, validator_count=2)
     directory = make_validators_dir(tmp_path / "signer", 2)
     service = await start_signer(
