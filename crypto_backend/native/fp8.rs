@@ -6,7 +6,7 @@
 //! constant-time kernels rely on it). Everything is `#[inline(always)]` so that a
 //! kernel entered through `Ifma::run` is compiled whole with the IFMA features.
 
-use crate::lane::{LaneOps, MASK52};
+use crate::lane::{LaneOps, OneLane, MASK52};
 
 /// One 8-lane field element: `limbs[j]` holds limb j (bits 52j..52j+51) of each lane.
 pub type Fe<O> = [<O as LaneOps>::V; 8];
@@ -296,13 +296,21 @@ impl<O: LaneOps> Fp8<O> {
     }
 }
 
-/// A field's multiplication, for exponentiation written once (Fp here, Fp2 in fp2x8.rs).
-/// The one copy of the field multiplication that layers with `INLINE_FIELD_MUL` off call.
+/// The one copy of the field multiplication that layers with `INLINE_FIELD_MUL` off
+/// call: the same algorithm, run lane by lane through `OneLane` (see there). Measured
+/// on the sign kernel, this is 14% faster than running it on eight lanes at once.
 #[inline(never)]
 fn mul_outlined<O: LaneOps>(f: Fp8<O>, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
-    f.mul_inline(a, b)
+    let (a_lanes, b_lanes) = (f.unpack(a), f.unpack(b));
+    let one_lane = Fp8::new(OneLane);
+    let mut out = [[0u64; 8]; 8];
+    for lane in 0..8 {
+        out[lane] = one_lane.mul_inline(&a_lanes[lane], &b_lanes[lane]);
+    }
+    f.pack(&out)
 }
 
+/// A field's multiplication, for exponentiation written once (Fp here, Fp2 in fp2x8.rs).
 pub trait Multiplicative: Copy {
     type Element: Copy;
     fn one(self) -> Self::Element;

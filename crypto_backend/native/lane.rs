@@ -170,6 +170,79 @@ impl LaneOps for Portable {
     }
 }
 
+/// One lane in plain u64 code: the portable layer's field multiplication runs the
+/// generic algorithm (fp8.rs) once per lane through it, so that a lane's nine
+/// accumulators stay in registers instead of going through memory as eight-word
+/// arrays; the operations are the same, lane by lane, so the results are too. Only
+/// bit 0 of a mask means anything; `load` takes lane 0 and `store` fills lane 0.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OneLane;
+
+impl LaneOps for OneLane {
+    type V = u64;
+
+    #[inline(always)]
+    fn splat(self, value: u64) -> u64 {
+        value
+    }
+    #[inline(always)]
+    fn load(self, lanes: &[u64; 8]) -> u64 {
+        lanes[0]
+    }
+    #[inline(always)]
+    fn store(self, vector: u64) -> [u64; 8] {
+        let mut out = [0u64; 8];
+        out[0] = vector;
+        out
+    }
+    #[inline(always)]
+    fn add(self, a: u64, b: u64) -> u64 {
+        a.wrapping_add(b)
+    }
+    #[inline(always)]
+    fn sub(self, a: u64, b: u64) -> u64 {
+        a.wrapping_sub(b)
+    }
+    #[inline(always)]
+    fn and(self, a: u64, b: u64) -> u64 {
+        a & b
+    }
+    #[inline(always)]
+    fn or(self, a: u64, b: u64) -> u64 {
+        a | b
+    }
+    #[inline(always)]
+    fn madd52lo(self, acc: u64, b: u64, c: u64) -> u64 {
+        acc.wrapping_add((product52(b, c) as u64) & MASK52)
+    }
+    #[inline(always)]
+    fn madd52hi(self, acc: u64, b: u64, c: u64) -> u64 {
+        acc.wrapping_add((product52(b, c) >> 52) as u64)
+    }
+    #[inline(always)]
+    fn shr<const N: u32>(self, a: u64) -> u64 {
+        a >> N
+    }
+    #[inline(always)]
+    fn shl<const N: u32>(self, a: u64) -> u64 {
+        a << N
+    }
+    #[inline(always)]
+    fn eq_mask(self, a: u64, b: u64) -> u8 {
+        (a == b) as u8
+    }
+    #[inline(always)]
+    fn lt_mask(self, a: u64, b: u64) -> u8 {
+        (a < b) as u8
+    }
+    #[inline(always)]
+    fn select(self, mask: u8, when_clear: u64, when_set: u64) -> u64 {
+        // Branch-free, as in `Portable::select`.
+        let all = 0u64.wrapping_sub((std::hint::black_box(mask) & 1) as u64);
+        (when_clear & !all) | (when_set & all)
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 pub use ifma::Ifma;
 
