@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,34 @@ async def service_running(
     finally:
         stop.set()
         await running
+
+
+@dataclass(frozen=True)
+class RunningKeymanager:
+    """A running service's Keymanager API: where it listens and the token it wants."""
+
+    service: ValidatorService
+    base_url: str  # http://127.0.0.1:PORT/eth/v1
+    token: str
+
+
+@contextlib.asynccontextmanager
+async def keymanager_running(
+    run_service: ServiceRunner, url: str, directory: Path, **options: Any
+) -> AsyncIterator[RunningKeymanager]:
+    """A service (its record initialised) with its Keymanager API on a free port, given
+    to the body once the API listens."""
+    async with service_running(
+        run_service,
+        url,
+        directory,
+        ready=lambda service: service.keymanager_server is not None,
+        init_slashing_protection=True,
+        keymanager=True,
+        keymanager_port=0,
+        **options,
+    ) as service:
+        server = service.keymanager_server
+        assert server is not None and isinstance(server.port, int)
+        token = (directory / "api-token.txt").read_text().strip()
+        yield RunningKeymanager(service, f"http://127.0.0.1:{server.port}/eth/v1", token)

@@ -12,7 +12,7 @@ from prometheus_client import REGISTRY
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
-from tests.validator.conftest import ServiceRunner, service_running
+from tests.validator.conftest import ServiceRunner, keymanager_running
 from validator.beacon import routes
 from validator.consensus.interop import interop_keypair, interop_secret_key
 from validator.duties.doppelganger import KeyState
@@ -37,27 +37,19 @@ async def test_a_halted_key_is_listed_refused_and_stays_halted_through_delete_an
     halted = interop_keypair(HALTED)[1]
     new = interop_keypair(NEW_KEY)[1]
     HaltStore(directory).halt(halted, HaltReason.DOPPELGANGER, "seen live in epoch 3", 3)
-    async with service_running(
-        run_service,
-        url,
-        directory,
-        ready=lambda service: service.keymanager_server is not None,
-        init_slashing_protection=True,
-        doppelganger_protection=True,
-        keymanager=True,
-        keymanager_port=0,
-    ) as service:
-        gate = service.gate
-        assert gate is not None and service.keymanager_server is not None
+    async with keymanager_running(
+        run_service, url, directory, doppelganger_protection=True
+    ) as api:
+        gate = api.service.gate
+        assert gate is not None
         assert gate.states[halted] is KeyState.HALTED
         assert halted not in gate.signer.pubkeys()
         assert state_metric(halted, "halted") == 1
         # No clean-shutdown marker: every other key waits, none is in the signer yet.
         assert gate.signer.pubkeys() == []
         assert all(gate.states[interop_keypair(i)[1]] is KeyState.WAITING for i in (0, 2, 3))
-        base = f"http://127.0.0.1:{service.keymanager_server.port}/eth/v1"
-        token = (directory / "api-token.txt").read_text().strip()
-        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
+        base = api.base_url
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {api.token}"}) as http:
             async with http.get(f"{base}/keystores") as response:
                 listed = {item["validating_pubkey"] for item in (await response.json())["data"]}
             assert "0x" + halted.hex() in listed and len(listed) == 4

@@ -13,11 +13,10 @@ import orjson
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
-from tests.validator.conftest import ServiceRunner, service_running
+from tests.validator.conftest import ServiceRunner, keymanager_running
 from validator.beacon import routes
 from validator.consensus.encoding import to_hex
 from validator.consensus.interop import interop_secret_key
-from validator.service import ValidatorService
 
 NEW_FEE_RECIPIENT = "0x" + "c0" * 20
 
@@ -31,33 +30,15 @@ def attesters_after(node: DutyNode, slot: int) -> set[int]:
     }
 
 
-def keymanager_port(service: ValidatorService) -> int:
-    """The port its Keymanager API listens on (``keymanager_port=0`` picks a free one)."""
-    assert service.keymanager_server is not None
-    port = service.keymanager_server.port
-    assert isinstance(port, int)
-    return port
-
-
 async def test_keys_and_settings_changed_through_the_api_take_effect_in_the_duties(
     start_node: NodeStarter, run_service: ServiceRunner, validators_dir: Callable[..., Path]
 ) -> None:
     node, url = await start_node(DutyNode, validator_count=12)
     chain = node.chain
     directory = validators_dir(8)
-    async with service_running(
-        run_service,
-        url,
-        directory,
-        ready=lambda service: service.keymanager_server is not None,
-        init_slashing_protection=True,
-        keymanager=True,
-        keymanager_port=0,
-    ) as service:
-        port = keymanager_port(service)
-        base = f"http://127.0.0.1:{port}/eth/v1"
-        token = (directory / "api-token.txt").read_text().strip()
-        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
+    async with keymanager_running(run_service, url, directory) as api:
+        base = api.base_url
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {api.token}"}) as http:
             async with http.get(f"{base}/keystores") as response:
                 assert response.status == 200
                 listed = {item["validating_pubkey"] for item in (await response.json())["data"]}

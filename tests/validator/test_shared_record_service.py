@@ -16,8 +16,7 @@ from slashing_protection import RECORD_FILE
 from slashing_protection.postgres import PostgresSlashingProtection
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import GENESIS_VALIDATORS_ROOT, DutyNode
-from tests.validator.conftest import ServiceRunner, service_running
-from tests.validator.test_keymanager_server import keymanager_port
+from tests.validator.conftest import ServiceRunner, keymanager_running, service_running
 from validator.beacon import routes
 from validator.consensus.encoding import to_hex
 from validator.consensus.interop import interop_secret_key
@@ -54,20 +53,11 @@ async def test_the_client_and_its_keymanager_api_keep_history_in_the_database(
     node, url = await start_node(DutyNode, validator_count=8)
     directory = validators_dir(4)
     imported_key = node.keys[4][1]
-    async with service_running(
-        run_service,
-        url,
-        directory,
-        ready=lambda service: service.keymanager_server is not None,
-        init_slashing_protection=True,
-        slashing_protection_db=pg_url,
-        keymanager=True,
-        keymanager_port=0,
-    ) as service:
-        port = keymanager_port(service)
-        base = f"http://127.0.0.1:{port}/eth/v1"
-        token = (directory / "api-token.txt").read_text().strip()
-        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
+    async with keymanager_running(
+        run_service, url, directory, slashing_protection_db=pg_url
+    ) as api:
+        base = api.base_url
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {api.token}"}) as http:
             # History in: a key with a past, its watermark far ahead of the chain.
             keystore = encrypt_keystore(interop_secret_key(4), "pass", kdf=DEVNET_INSECURE_KDF)
             body = {

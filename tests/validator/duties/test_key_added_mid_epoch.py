@@ -15,8 +15,7 @@ import pytest
 from keymanager.keystore import DEVNET_INSECURE_KDF, encrypt_keystore
 from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import DutyNode
-from tests.validator.conftest import ServiceRunner, service_running
-from tests.validator.test_keymanager_server import keymanager_port
+from tests.validator.conftest import ServiceRunner, keymanager_running
 from validator.beacon import routes
 from validator.consensus.interop import interop_secret_key
 
@@ -47,17 +46,7 @@ async def test_a_key_imported_in_an_epoch_gets_its_duties_at_once(
     node, url = await start_node(DutyNode, validator_count=12, slot_duration_ms=SLOT_MS)
     chain = node.chain
     directory = validators_dir(8)
-    async with service_running(
-        run_service,
-        url,
-        directory,
-        ready=lambda service: service.keymanager_server is not None,
-        init_slashing_protection=True,
-        keymanager=True,
-        keymanager_port=0,
-    ) as service:
-        port = keymanager_port(service)
-        token = (directory / "api-token.txt").read_text().strip()
+    async with keymanager_running(run_service, url, directory) as api:
         keystore = encrypt_keystore(interop_secret_key(NEW_KEY), "pass", kdf=DEVNET_INSECURE_KDF)
         body = {"keystores": [keystore.to_json().decode()], "passwords": ["pass"]}
         # Import a fifth into a slot of the next epoch (the loop is running by then).
@@ -65,9 +54,9 @@ async def test_a_key_imported_in_an_epoch_gets_its_duties_at_once(
         import_slot = chain.start_slot_of_epoch(epoch) + slot_in_epoch
         await wait_until(node.slot_start(import_slot) + 0.2 * SLOT_MS / 1000)
         requests_before = len(node.attester_duty_requests)
-        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {api.token}"}) as http:
             async with http.post(
-                f"http://127.0.0.1:{port}/eth/v1/keystores", json=body
+                f"{api.base_url}/keystores", json=body
             ) as response:
                 assert response.status == 200
                 assert [item["status"] for item in (await response.json())["data"]] == [
