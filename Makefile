@@ -19,8 +19,13 @@ install: $(STAMP)
 devnet: $(STAMP)
 	$(BIN)/validator devnet $(ARGS)
 
+# Two pytest workers (pytest-xdist): the suite is CPU-bound on its crypto kernels and
+# wall-clock-bound on its simulated chains, and two workers halve it on a 2-core host.
+# `make test TEST_WORKERS=0` runs it in one process.
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
-	$(BIN)/python -m pytest $(ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -64,10 +65,20 @@ def ifma_or_skip() -> None:
     pytest.skip(f"IFMA layer not tested: {message}; the portable layer is")
 
 
+def _fresh_seed() -> int:
+    # Under pytest-xdist every worker of one run derives the same seed from the run's
+    # id, so that tests on different workers can share inputs (the IFMA tests take
+    # the portable tests' inputs).
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run_id is None:
+        return secrets.randbits(32)
+    return int.from_bytes(hashlib.sha256(run_id.encode()).digest()[:4], "big")
+
+
 @pytest.fixture(scope="module")
 def seed() -> int:
     """A fresh seed per run, printed so that a failure can be replayed."""
-    value = int(os.environ.get("SIMD_TEST_SEED", secrets.randbits(32)))
+    value = int(os.environ.get("SIMD_TEST_SEED", _fresh_seed()))
     print(f"SIMD differential seed: {value} (SIMD_TEST_SEED={value} replays it)")
     return value
 
