@@ -21,11 +21,12 @@ devnet: $(STAMP)
 
 # Two pytest workers (pytest-xdist): the suite is CPU-bound on its crypto kernels and
 # wall-clock-bound on its simulated chains, and two workers halve it on a 2-core host.
-# `make test TEST_WORKERS=0` runs it in one process.
+# Work stealing, so that the minute-long kernel differentials do not end up queued
+# behind one worker. `make test TEST_WORKERS=0` runs it in one process.
 TEST_WORKERS ?= 2
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
