@@ -7,6 +7,7 @@ its ``conftest.py``.
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, cast
@@ -14,6 +15,7 @@ from typing import Any, cast
 import pytest
 
 from bench.support.pg_cluster import Cluster
+from crypto_backend.threads import LANES_ENV
 from slashing_protection.postgres import db_init
 from tests.support.beacon_fixtures import TEST_TIMEOUTS, ClientFactory, NodeStarter
 from tests.support.fake_node import FakeBeaconNode
@@ -26,6 +28,15 @@ from validator.devnet.openapi_check import (
     load_web3signer_spec,
 )
 from validator.devnet.openapi_checkers import StrictClientChecker
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # One lane (native thread) per pytest-xdist worker unless told otherwise: two
+    # workers on two cores, each running kernels on two lanes, starved the other
+    # worker's timing tests (a sync message reached the node 157 ms into the next slot,
+    # against 100 ms allowed). Subprocesses the tests start inherit it.
+    if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get(LANES_ENV):
+        os.environ[LANES_ENV] = "1"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
