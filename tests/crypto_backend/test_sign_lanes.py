@@ -3,9 +3,9 @@ g2_mul_lanes.rs, driven by sign_lanes.rs) against blst's signatures.
 
 - the portable layer against blst on edge keys (1, 2, r - 1, r - 2, keys whose
   windows are all 0xf, powers of two, r - 2^k) and random keys, each with random
-  messages: 100,000 inputs in PARTS tests that the test workers share (the portable
-  layer takes about 2.1 ms a signature on one core of this project's 2-core host,
-  against blst's 0.26 ms: about 4.3 minutes of CPU); ``--soak``: 10,000,000;
+  messages: 100,000 inputs in PARTS tests that the test workers share (on one lane
+  of this project's 2-core host a part took 70 to 84 s, blst's side included:
+  about 5 minutes of CPU in all); ``--soak``: 10,000,000;
 - the IFMA layer against blst on the same 100,000 inputs, and against the portable
   layer directly on 4,000 (skipped, with a line saying why, on a CPU without
   AVX-512 IFMA, except under VALIDATOR_BLS_SIMD=require);
