@@ -8,6 +8,11 @@ is taken and again right before each signature, and removal, having taken the
 key out, waits until no hold on it is left. A signature made with a key
 therefore exists before that key's removal returns, or not at all.
 
+A key removed while this process runs is remembered (until it is added again), so
+that a duty already under way for it when it left is refused as ``key_removed``
+rather than ``unknown_key``: one reason for a key this signer never had, another for
+one an operator took away mid-duty.
+
 Everything here runs on one event loop; the lock is an ``asyncio.Condition``.
 """
 
@@ -21,6 +26,7 @@ from contextlib import asynccontextmanager
 import crypto_backend
 from validator.metrics import SIGNING_KEYS
 from validator.signing.remote import RemoteSigner
+from validator.signing.types import Refusal, RefusalReason
 
 PUBKEY_BYTES = 48
 
@@ -71,6 +77,8 @@ class SigningKeys:
         self._secrets: dict[bytes, KeyMaterial] = {}
         self._in_flight: Counter[bytes] = Counter()
         self._changed = asyncio.Condition()
+        #: Keys removed from the ring since this process started and not added back.
+        self._removed: set[bytes] = set()
 
     def __contains__(self, pubkey: object) -> bool:
         return pubkey in self._secrets
@@ -81,12 +89,20 @@ class SigningKeys:
     def pubkeys(self) -> list[bytes]:
         return list(self._secrets)
 
+    def absent(self, pubkey: bytes) -> Refusal:
+        """Why a request for a key not in the ring signs nothing: removed while running, or
+        never held."""
+        if pubkey in self._removed:
+            return Refusal(RefusalReason.KEY_REMOVED, "the key was removed before signing")
+        return Refusal(RefusalReason.UNKNOWN_KEY, "the signer does not hold this key")
+
     async def add(self, keys: Mapping[bytes, int]) -> None:
         """Add (or replace) keys; KeyMismatchError, adding none, if a secret is not its key's."""
         keys = dict(keys)
         await asyncio.to_thread(_check_keys, keys)
         async with self._changed:
             self._secrets.update(keys)
+            self._removed.difference_update(keys)
             SIGNING_KEYS.set(len(self._secrets))
 
     async def add_remote(self, keys: Mapping[bytes, RemoteSigner]) -> None:
@@ -96,6 +112,7 @@ class SigningKeys:
                 raise ValueError(f"a pubkey must be {PUBKEY_BYTES} bytes, got {pubkey!r:.60}")
         async with self._changed:
             self._secrets.update(keys)
+            self._removed.difference_update(keys)
             SIGNING_KEYS.set(len(self._secrets))
 
     def is_remote(self, pubkey: bytes) -> bool:
@@ -110,6 +127,7 @@ class SigningKeys:
             removed = [pubkey for pubkey in dict.fromkeys(pubkeys) if pubkey in self._secrets]
             for pubkey in removed:
                 del self._secrets[pubkey]
+            self._removed.update(removed)
             SIGNING_KEYS.set(len(self._secrets))
             await self._changed.wait_for(
                 lambda: not any(self._in_flight[pubkey] for pubkey in removed)

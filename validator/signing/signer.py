@@ -5,7 +5,8 @@ in one place (``validator.consensus.signing_roots``), and this is the only calle
 ``crypto_backend.sign`` and ``crypto_backend.sign_many``. Blocks and
 attestations are slashable; for them the order is fixed:
 
-1. the signer holds the key (else ``unknown_key``);
+1. the signer holds the key (else ``unknown_key``, or ``key_removed`` for one removed
+   while this process runs);
 2. checks that need no record: the block's fork, the far-future guard,
    source not above target, and a signing root the chain's forks allow;
 3. the slashing-protection record judges and durably records the message
@@ -290,7 +291,7 @@ class Signer:
     ) -> Refusal | None:
         known = hold.holds(pubkey) if hold is not None else self.has_key(pubkey)
         if not known:
-            return Refusal(RefusalReason.UNKNOWN_KEY, "the signer does not hold this key")
+            return self._keys.absent(pubkey)
         refusal = check_block_slot(self.chain, slot, self._clock(), self.far_future_margin_epochs)
         if refusal is not None:
             return refusal
@@ -342,9 +343,7 @@ class Signer:
                     verdict = judged[data_root] = self._judge_attestation_data(request.data, now)
                 refusal = verdict.refusal
                 if not hold.holds(request.pubkey):
-                    refusal = Refusal(
-                        RefusalReason.UNKNOWN_KEY, "the signer does not hold this key"
-                    )
+                    refusal = self._keys.absent(request.pubkey)
                 if refusal is None:
                     candidates.append((index, verdict))
                 else:
@@ -621,7 +620,7 @@ class Signer:
         async with self._keys.hold([pubkey]) as hold:
             refusal = None
             if not hold.holds(pubkey):
-                refusal = Refusal(RefusalReason.UNKNOWN_KEY, "the signer does not hold this key")
+                refusal = self._keys.absent(pubkey)
             else:
                 try:
                     root = signing_root()
@@ -670,12 +669,7 @@ class Signer:
                 if hold.holds(pubkey):
                     known.append(index)
                 else:
-                    results[index] = SigningResult(
-                        pubkey,
-                        refusal=Refusal(
-                            RefusalReason.UNKNOWN_KEY, "the signer does not hold this key"
-                        ),
-                    )
+                    results[index] = SigningResult(pubkey, refusal=self._keys.absent(pubkey))
             signed = await self._sign_batch_held(
                 kind, hold, [jobs[index] for index in known], remote
             )
