@@ -100,6 +100,14 @@ MetricsAddress = Annotated[
 MetricsPort = Annotated[
     int, typer.Option("--metrics-port", help="Port of the metrics server.", min=0, max=65535)
 ]
+StatusPageFlag = Annotated[
+    bool,
+    typer.Option(
+        "--status-page",
+        help="Serve a status page (keys, beacon nodes, chain, duties) at / of the metrics "
+        "server, on --metrics-address and --metrics-port (started even without --metrics).",
+    ),
+]
 SlashingProtectionDb = Annotated[
     str | None,
     typer.Option(
@@ -216,6 +224,7 @@ def run_command(
     metrics: MetricsFlag = False,
     metrics_address: MetricsAddress = DEFAULT_METRICS_ADDRESS,
     metrics_port: MetricsPort = DEFAULT_METRICS_PORT,
+    status_page: StatusPageFlag = False,
     suggested_fee_recipient: Annotated[
         str | None,
         typer.Option(
@@ -250,6 +259,7 @@ def run_command(
         metrics=metrics,
         metrics_address=metrics_address,
         metrics_port=metrics_port,
+        status_page=status_page,
         suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         graffiti=_graffiti(graffiti),
         remote_signer_urls=_remote_signer_urls(remote_signer_url),

@@ -98,6 +98,8 @@ class RunOptions:
     metrics: bool = False
     metrics_address: str = DEFAULT_METRICS_ADDRESS
     metrics_port: int = DEFAULT_METRICS_PORT
+    #: The status page at / of the metrics server (which it starts even without ``metrics``).
+    status_page: bool = False
     suggested_fee_recipient: bytes | None = None
     graffiti: str | None = None
     #: Remote signers (Web3Signer API) whose every listed key this client validates with.
@@ -184,9 +186,16 @@ class ValidatorService:
         self.keymanager_server: KeymanagerServer | None = None
         self.unregistered: list[bytes] = []
         self.gate: KeyGate | None = None
+        self.client: BeaconNodeClient | None = None
+        self.record: SlashingProtectionRecord | None = None
+        self.tracker: DutyTracker | None = None
         #: 0, or EXIT_DOPPELGANGER once a doppelganger stopped the run.
         self.exit_status = 0
         self.remote_sources: RemoteKeySources | None = None
+
+    @property
+    def validators_dir(self) -> Path:
+        return self.options.validators_dir
 
     # -- start-up steps ------------------------------------------------------------
 
@@ -383,10 +392,22 @@ class ValidatorService:
             )
 
     async def _start_metrics(self, parts: contextlib.AsyncExitStack) -> None:
-        """Step 1 (``--metrics``), stopped by ``parts``."""
+        """Step 1 (``--metrics``, ``--status-page``), stopped by ``parts``."""
         options = self.options
-        if options.metrics:
-            metrics_server = MetricsServer(options.metrics_address, options.metrics_port)
+        if options.metrics or options.status_page:
+            page = None
+            if options.status_page:
+                from validator.status_page import render
+                from validator.status_view import StatusView
+
+                view = StatusView(self)
+
+                async def page() -> str:
+                    return render(await view.snapshot())
+
+            metrics_server = MetricsServer(
+                options.metrics_address, options.metrics_port, status_page=page
+            )
             parts.push_async_callback(metrics_server.stop)
             try:
                 await metrics_server.start()
@@ -411,6 +432,7 @@ class ValidatorService:
             health_check_interval=options.health_check_interval,
         )
         parts.push_async_callback(client.close)
+        self.client = client
         await client.start()
         if not await self._wait_for_node(client, stop):
             return None
@@ -442,6 +464,7 @@ class ValidatorService:
         record = await asyncio.to_thread(self._open_record, chain, [*local_pubkeys, *remote_keys])
         record_lock.callback(log.info, "slashing-protection record closed and its lock released")
         record_lock.callback(record.close)
+        self.record = record
         try:
             kept = keep_genesis(
                 options.validators_dir, chain.genesis_time, chain.genesis_validators_root
@@ -523,7 +546,7 @@ class ValidatorService:
             if stop.is_set():
                 return
             clock = SlotClock(chain)
-            tracker = DutyTracker(client, chain, signer.pubkeys)
+            self.tracker = tracker = DutyTracker(client, chain, signer.pubkeys)
             gate.known_indices = lambda: tracker.indices
             gate_stop = asyncio.Event()
             gate_task = asyncio.create_task(gate.run(gate_stop), name="key-gate")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from validator.beacon import BeaconApiError, BeaconNodeClient, BeaconNodeError, PublishResult
 from validator.consensus.spec import ChainSpec
+from validator.duties.journal import JOURNAL
 from validator.duties.metrics import DUTIES, DUTY_REFUSALS, PUBLISH_DELAY, DutyKind, DutyResult
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
@@ -142,9 +143,11 @@ def report(
     ``skipped_quietly`` logs "skipped" (not an aggregator ...) at debug level only.
     """
     by_result: dict[DutyResult, list[int]] = defaultdict(list)
+    outcomes = list(outcomes)
     for index, result in outcomes:
         by_result[result].append(index)
         DUTIES.labels(kind.value, result.value).inc()
+    JOURNAL.note(slot, kind, outcomes)
     for result, indices in by_result.items():
         level = {
             DutyResult.PUBLISHED: logging.INFO,
