@@ -100,6 +100,16 @@ MetricsAddress = Annotated[
 MetricsPort = Annotated[
     int, typer.Option("--metrics-port", help="Port of the metrics server.", min=0, max=65535)
 ]
+NetworkOption = Annotated[
+    str | None,
+    typer.Option(
+        "--network",
+        help="The public network these keys sign for: mainnet, sepolia or hoodi (its genesis, "
+        "fork schedule and preset are built in). A beacon node serving another chain is "
+        "refused at start.",
+        show_default=False,
+    ),
+]
 StatusPageFlag = Annotated[
     bool,
     typer.Option(
@@ -212,6 +222,7 @@ def run_command(
         ),
     ],
     validators_dir: ValidatorsDir,
+    network: NetworkOption = None,
     init_slashing_protection: InitSlashingProtection = False,
     doppelganger_protection: DoppelgangerFlag = False,
     slashing_protection_db: SlashingProtectionDb = None,
@@ -249,6 +260,7 @@ def run_command(
     options = RunOptions(
         beacon_node_urls=beacon_node_url,
         validators_dir=validators_dir,
+        network=_network(network),
         init_slashing_protection=init_slashing_protection,
         doppelganger_protection=doppelganger_protection,
         slashing_protection_db=slashing_protection_db,
@@ -276,15 +288,25 @@ def run_command(
 def signer_command(
     validators_dir: ValidatorsDir,
     beacon_node_url: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--beacon-node-url",
             help="Beacon node REST API URL the chain's genesis, spec and fork schedule are "
             "read from at start (every request's fork_info is checked against them); repeat "
-            "for fallbacks.",
+            "for fallbacks. Not needed with --network.",
             show_default=False,
         ),
-    ],
+    ] = None,
+    network: Annotated[
+        str | None,
+        typer.Option(
+            "--network",
+            help="Sign for this public network (mainnet, sepolia or hoodi) with its built-in "
+            "genesis, fork schedule and preset; no beacon node is needed. With "
+            "--beacon-node-url too, a node serving another chain is refused at start.",
+            show_default=False,
+        ),
+    ] = None,
     init_slashing_protection: InitSlashingProtection = False,
     slashing_protection_db: SlashingProtectionDb = None,
     address: Annotated[
@@ -330,9 +352,13 @@ def signer_command(
     """Serve the Web3Signer eth2 signing API over this directory's keystores and record."""
 
     configure_logging(log_format, level=_log_level(log_level))
+    if not beacon_node_url and network is None:
+        typer.echo("error: give --beacon-node-url URL (one or more) or --network NAME", err=True)
+        raise typer.Exit(2)
     options = RunOptions(
-        beacon_node_urls=beacon_node_url,
+        beacon_node_urls=beacon_node_url or [],
         validators_dir=validators_dir,
+        network=_network(network),
         init_slashing_protection=init_slashing_protection,
         slashing_protection_db=slashing_protection_db,
         keymanager=keymanager,
@@ -351,6 +377,17 @@ def signer_command(
     except StartupError as error:
         raise _fail(str(error)) from None
     run_until_signalled(service)
+
+
+def _network(name: str | None) -> str | None:
+    from validator.consensus.networks import NETWORKS
+
+    if name is not None and name not in NETWORKS:
+        typer.echo(
+            f"error: --network {name!r:.40}: built in are {', '.join(NETWORKS)}", err=True
+        )
+        raise typer.Exit(2)
+    return name
 
 
 def _fee_recipient(text: str | None) -> bytes | None:

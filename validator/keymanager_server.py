@@ -114,7 +114,7 @@ async def start_keymanager(
     record: SlashingProtectionRecord,
     signer: Signer,
     chain: ChainSpec,
-    client: BeaconNodeClient,
+    client: BeaconNodeClient | None,
     address: str,
     port: int,
     token_file: Path | None,
@@ -129,7 +129,9 @@ async def start_keymanager(
         record=record,
         signer=KeymanagerSigning(signer, remote, gate),
         genesis_validators_root=chain.genesis_validators_root,
-        resolve_validator_index=beacon_index_resolver(client),
+        resolve_validator_index=beacon_index_resolver(client)
+        if client is not None
+        else _no_beacon_node,
         default_fee_recipient=default_fee_recipient,
         default_graffiti=default_graffiti,
     )
@@ -142,3 +144,8 @@ async def start_keymanager(
             f"cannot serve the Keymanager API on {address}:{port}: {error.strerror or error}"
         ) from None
     return KeymanagerServer(runner)
+
+
+async def _no_beacon_node(pubkey: bytes) -> int | None:
+    """``validator signer --network`` without a beacon node cannot look an index up."""
+    raise RuntimeError("no beacon node is configured (give --beacon-node-url)")

@@ -47,11 +47,13 @@ from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
 from slashing_protection import RecordLockedError, SlashingProtectionError
 from slashing_protection.lock import DirectoryLock
+from slashing_protection.networks import network_of
 from slashing_protection.opening import is_database_url, open_record
 from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNode, BeaconNodeClient, BeaconNodeError, RequestTimeouts
 from validator.chain_genesis import GENESIS_FILE, GenesisMismatchError, keep_genesis
 from validator.clean_shutdown import consume_clean_shutdown, write_clean_shutdown
+from validator.consensus.networks import Network, network
 from validator.consensus.spec import ChainSpec, ChainSpecError, Genesis, parse_spec_data
 from validator.duties.context import DutyContext
 from validator.duties.doppelganger import SLASHING_TOPICS, KeyGate, LivenessUnsupportedError
@@ -86,6 +88,9 @@ class RunOptions:
 
     beacon_node_urls: Sequence[str]
     validators_dir: Path
+    #: A built-in network (mainnet, sepolia, hoodi): a beacon node serving another chain is
+    #: refused at start, and ``validator signer`` needs no beacon node at all.
+    network: str | None = None
     init_slashing_protection: bool = False
     #: Watch the chain for 2 epochs before a key's first signature (docs/running.md).
     doppelganger_protection: bool = False
@@ -163,6 +168,24 @@ def _agreed_genesis(answers: Sequence[tuple[BeaconNode, Genesis | BeaconNodeErro
     return first
 
 
+def check_network(expected: Network, chain: ChainSpec, nodes: str) -> None:
+    """StartupError, in one line naming both chains, unless ``chain`` is ``expected``'s."""
+    served = network_of(chain.genesis_validators_root)
+    same = (
+        chain.genesis_validators_root == expected.genesis_validators_root
+        and chain.genesis_time == expected.genesis_time
+        and chain.genesis_fork_version == expected.genesis_fork_version
+    )
+    if not same:
+        what = served if served is not None else "another chain"
+        raise StartupError(
+            f"--network {expected.name}: the beacon node {nodes} serves {what} (genesis "
+            f"validators root 0x{chain.genesis_validators_root.hex()}, genesis time "
+            f"{chain.genesis_time}), not {expected.name} (0x"
+            f"{expected.genesis_validators_root.hex()}, genesis time {expected.genesis_time})"
+        )
+
+
 class ValidatorService:
     """One run of the validator client (``await run(stop)``).
 
@@ -171,8 +194,17 @@ class ValidatorService:
     duty scheduler, the Keymanager API, and the keys without a record.
     """
 
+    #: ``validator signer --network NAME`` reads the chain from the built-in network.
+    needs_beacon_node = True
+
     def __init__(self, options: RunOptions) -> None:
-        if not options.beacon_node_urls:
+        self.network: Network | None = None
+        if options.network is not None:
+            try:
+                self.network = network(options.network)
+            except ValueError as error:
+                raise StartupError(f"--network: {error}") from None
+        if not options.beacon_node_urls and (self.needs_beacon_node or self.network is None):
             raise StartupError("give at least one --beacon-node-url")
         database = options.slashing_protection_db
         if database is not None and not is_database_url(database):
@@ -300,7 +332,7 @@ class ValidatorService:
         record: SlashingProtectionRecord,
         gate: KeyGate,
         chain: ChainSpec,
-        client: BeaconNodeClient,
+        client: BeaconNodeClient | None,
     ) -> KeymanagerServer:
         options = self.options
         try:
@@ -326,7 +358,7 @@ class ValidatorService:
         signer: Signer,
         record: SlashingProtectionRecord,
         chain: ChainSpec,
-        client: BeaconNodeClient,
+        client: BeaconNodeClient | None,
         stop: asyncio.Event,
     ) -> KeyGate:
         """The key gate, after consuming the clean-shutdown marker (every start does)."""
@@ -414,18 +446,17 @@ class ValidatorService:
             except OSError as error:
                 raise StartupError(str(error)) from None
 
-    async def _start_signing(
-        self,
-        parts: contextlib.AsyncExitStack,
-        record_lock: contextlib.ExitStack,
-        stop: asyncio.Event,
-    ) -> tuple[BeaconNodeClient, ChainSpec, SlashingProtectionRecord, Signer, KeyGate] | None:
-        """Steps 2-5: the beacon node, the chain, the record (its lock on ``record_lock``) and
-        the keys in a signer, through the key gate (halted keys refused, under doppelganger
-        protection waiting ones held); None when a stop came first. ``validator signer``
-        starts the same way (``validator.signer_server``), so both hold keys and record
-        alike."""
+    async def _start_chain(
+        self, parts: contextlib.AsyncExitStack, stop: asyncio.Event
+    ) -> tuple[BeaconNodeClient | None, ChainSpec] | None:
+        """Steps 2-3: the beacon node and the chain it serves (checked against ``--network``);
+        without a beacon node (``validator signer --network``), the built-in chain."""
         options = self.options
+        if not options.beacon_node_urls:
+            assert self.network is not None
+            self.chain = chain = self.network.chain_spec()
+            log.info("chain of --network %s, without a beacon node", self.network.name)
+            return None, chain
         client = BeaconNodeClient(
             options.beacon_node_urls,
             middlewares=list(options.middlewares),
@@ -437,10 +468,32 @@ class ValidatorService:
         if not await self._wait_for_node(client, stop):
             return None
         chain = await read_chain(client)
+        if self.network is not None:
+            check_network(self.network, chain, ", ".join(node.name for node in client.nodes))
         self.chain = chain
         client.timeouts = RequestTimeouts.for_slot(
             max(chain.seconds_per_slot, MIN_TIMEOUT_SLOT_SECONDS)
         )
+        return client, chain
+
+    async def _start_signing(
+        self,
+        parts: contextlib.AsyncExitStack,
+        record_lock: contextlib.ExitStack,
+        stop: asyncio.Event,
+    ) -> (
+        tuple[BeaconNodeClient | None, ChainSpec, SlashingProtectionRecord, Signer, KeyGate] | None
+    ):
+        """Steps 2-5: the beacon node, the chain, the record (its lock on ``record_lock``) and
+        the keys in a signer, through the key gate (halted keys refused, under doppelganger
+        protection waiting ones held); None when a stop came first. ``validator signer``
+        starts the same way (``validator.signer_server``), so both hold keys and record
+        alike."""
+        options = self.options
+        started = await self._start_chain(parts, stop)
+        if started is None:
+            return None
+        client, chain = started
         try:
             local_pubkeys = await asyncio.to_thread(self.store.local_pubkeys)
         except StoreError as error:
@@ -539,6 +592,7 @@ class ValidatorService:
             if started is None:
                 return
             client, chain, record, signer, gate = started
+            assert client is not None  # validator run always has its beacon nodes
             if options.keymanager:
                 keymanager = await self._start_keymanager(record, gate, chain, client)
                 parts.push_async_callback(keymanager.stop)

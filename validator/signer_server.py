@@ -431,6 +431,9 @@ class SignerOptions:
 class SignerService(ValidatorService):
     """One run of ``validator signer``: ``validator run``'s start-up, then the API."""
 
+    # With --network the chain is built in: no beacon node is needed.
+    needs_beacon_node = False
+
     def __init__(self, options: RunOptions, signer_options: SignerOptions) -> None:
         # The signer serves its keystores; it is nobody's client of another signer.
         super().__init__(replace(options, remote_signer_urls=(), use_remote_keys=False))
