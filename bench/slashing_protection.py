@@ -166,7 +166,7 @@ def _batch_series(
             started = time.perf_counter()
             verdicts = record.record_attestations(items)
             batch_times.append(time.perf_counter() - started)
-            assert all(verdicts)
+            assert all(verdict.allowed for verdict in verdicts)
             data = record.path.read_bytes()
             started = time.perf_counter()
             write_durably(floor_path, data)
@@ -198,7 +198,7 @@ def bench_batch(directory: Path, keys: int = 10_000, rounds: int = 20) -> float:
     with SlashingProtection.open(directory / "one-checkpoint", bytes(32)) as record:
         started = time.perf_counter()
         for pubkey in single_keys:
-            assert record.record_attestations([(pubkey, rounds, rounds + 1)]) == [True]
+            assert record.record_attestations([(pubkey, rounds, rounds + 1)])[0].allowed
         single_s = time.perf_counter() - started
     batch_ms, floor_ms = _median_ms(batch_times), _median_ms(floor_times)
     mixed_ms, mixed_floor_ms = _median_ms(mixed_times), _median_ms(mixed_floor_times)
@@ -230,19 +230,20 @@ def bench_db_batch(url: str, file_batch_ms: float, keys: int = 10_000, rounds: i
             started = time.perf_counter()
             verdicts = record.record_attestations(items)
             times.append(time.perf_counter() - started)
-            assert all(verdicts)
+            assert all(verdict.allowed for verdict in verdicts)
         for round_index in range(rounds):
             base = 8 * (round_index + rounds)
             items = [(pk, base + i % 4, base + 4 + i % 4) for i, pk in enumerate(pubkeys)]
             started = time.perf_counter()
             verdicts = record.record_attestations(items)
             mixed_times.append(time.perf_counter() - started)
-            assert all(verdicts)
+            assert all(verdict.allowed for verdict in verdicts)
         refused_items = [(pubkey, 0, 1) for pubkey in pubkeys]  # what the other hosts see
         refused_times: list[float] = []
         for _ in range(6):  # the first after passing batches, then slot after slot
             started = time.perf_counter()
-            assert not any(record.record_attestations(refused_items))
+            refused = record.record_attestations(refused_items)
+            assert not any(verdict.allowed for verdict in refused)
             refused_times.append(time.perf_counter() - started)
         refused_ms = refused_times[0] * 1000
         refused_again_ms = _median_ms(refused_times[1:])
@@ -250,7 +251,7 @@ def bench_db_batch(url: str, file_batch_ms: float, keys: int = 10_000, rounds: i
         target = 8 * 2 * rounds + 100
         started = time.perf_counter()
         for pubkey in single_keys:
-            assert record.record_attestations([(pubkey, target, target + 1)]) == [True]
+            assert record.record_attestations([(pubkey, target, target + 1)])[0].allowed
         single_s = time.perf_counter() - started
     db_ms, mixed_ms = _median_ms(times), _median_ms(mixed_times)
     per_key_ms = single_s / len(single_keys) * 1000
