@@ -16,7 +16,9 @@ Prints, in one run:
    says part 4 was not run. The recorded figures used a local server with its default
    durability (fsync and synchronous_commit on) on a Unix socket.
 
-`--batch-only` prints 1, 2 and 4's batch lines alone (seconds instead of minutes).
+`--batch-only` prints 1, 2 and 4's batch lines alone (seconds instead of minutes);
+`--import-only` prints part 3 alone, which also times the import with the command's
+terminal progress bar drawing (into a buffer), side by side with the import without it.
 """
 
 from __future__ import annotations
@@ -105,16 +107,25 @@ print(elapsed, peak_kib())
 """
 
 _IMPORT = _PEAK + """
-import sys, time
+import io, os, sys, time
 from pathlib import Path
+from rich.console import Console
 from slashing_protection import SlashingProtection
 from slashing_protection.interchange.exact import parse_exact
+from slashing_protection.progress import terminal_progress
 started = time.perf_counter()
 with SlashingProtection.open_offline(Path(sys.argv[2])) as record:
     if sys.argv[3] == "exact":
         with open(sys.argv[1], "rb") as stream:
             parsed = parse_exact(stream, sys.argv[1])
         assert len(parsed.marks) == int(sys.argv[4])
+    elif sys.argv[3] == "progress":
+        # The command's terminal bar, drawn into a buffer that acts as a terminal.
+        screen = Console(file=io.StringIO(), force_terminal=True, width=120)
+        size = os.path.getsize(sys.argv[1])
+        with terminal_progress(size, "importing", show=True, console=screen) as progress:
+            covered = record.import_interchange(Path(sys.argv[1]), progress=progress)
+        assert len(covered) == int(sys.argv[4]) and "importing" in screen.file.getvalue()
     else:
         covered = record.import_interchange(Path(sys.argv[1]))
         assert len(covered) == int(sys.argv[4])
@@ -281,20 +292,25 @@ def bench_import(
     print(f"import of a complete interchange: {validators:,} validators x 1,000 attestations "
           f"and 100 blocks, {size / 1e9:.2f} GB ({size / 2**30:.2f} GiB), generated in "
           f"{generated:.1f} s")
-    runs: dict[str, list[tuple[float, float]]] = {"bare": [], "import": []}
+    runs: dict[str, list[tuple[float, float]]] = {"bare": [], "import": [], "progress": []}
     for attempt in range(2):
         runs["bare"].append(_timed_subprocess(_BARE_PARSE, str(path)))
-        target = directory / f"validators-{attempt}"
-        target.mkdir()
-        runs["import"].append(
-            _timed_subprocess(_IMPORT, str(path), str(target), "default", str(validators))
-        )
+        for mode in ("import", "progress"):  # side by side, alternating
+            target = directory / f"validators-{mode}-{attempt}"
+            target.mkdir()
+            runs[mode].append(
+                _timed_subprocess(
+                    _IMPORT, str(path), str(target),
+                    "default" if mode == "import" else "progress", str(validators),
+                )
+            )  # fmt: skip
     exact_dir = directory / "validators-exact"
     exact_dir.mkdir()
     exact = _timed_subprocess(_IMPORT, str(path), str(exact_dir), "exact", str(validators))
     for name, label in (
         ("bare", "bare streaming parse (ijson yajl2_c basic_parse, events discarded)"),
         ("import", "import_interchange (validate, reduce, merge, durable write)"),
+        ("progress", "the same with the terminal progress bar drawing"),
     ):
         for seconds, rss in runs[name]:
             print(f"  {label}: {seconds:6.2f} s, peak RSS {rss:6.1f} MiB")
@@ -303,6 +319,9 @@ def bench_import(
     peak = max(rss for _, rss in runs["import"])
     print(f"  best import / best bare parse: {best:.2f} s / {bare:.2f} s = {best / bare:.2f}x "
           f"(goal <= 2x), peak RSS {peak:.1f} MiB (goal <= 256), time goal <= 20 s")
+    with_bar = min(seconds for seconds, _ in runs["progress"])
+    print(f"  with the progress bar: best {with_bar:.2f} s, {with_bar / bare:.2f}x the bare "
+          f"parse; with bar / without: {with_bar / best:.3f} (goal: within 3%)")
     print(f"  exact parser alone (the path for unusual layouts): {exact[0]:.2f} s, "
           f"peak RSS {exact[1]:.1f} MiB ({exact[0] / bare:.2f}x the bare parse)")
     if db_urls:
@@ -332,10 +351,18 @@ def main() -> None:
         help="a PostgreSQL database to create part 4's databases from (without it, part 4 is "
         "not run)",
     )
+    parser.add_argument(
+        "--import-only",
+        action="store_true",
+        help="run part 3 only (the import, with and without its progress bar)",
+    )
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, "
           f"ijson backend {ijson.backend}, orjson {orjson.__version__}")
     with tempfile.TemporaryDirectory(prefix="bench-sp-") as temp, _databases(args.db) as urls:
+        if args.import_only:
+            bench_import(Path(temp))
+            return
         file_batch_ms = bench_batch(Path(temp))
         if urls:
             bench_db_batch(urls[0], file_batch_ms)

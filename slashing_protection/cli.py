@@ -30,6 +30,7 @@ from slashing_protection.interchange import parse_interchange, parse_pubkey
 from slashing_protection.lock import remove_created, topmost_missing
 from slashing_protection.networks import GENESIS_VALIDATORS_ROOTS, NETWORK_NAMES, network_of
 from slashing_protection.opening import is_database_url, open_offline_record
+from slashing_protection.progress import terminal_progress
 from slashing_protection.record import RECORD_FILE
 
 app = typer.Typer(
@@ -128,33 +129,6 @@ def _one_line_errors() -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-@contextlib.contextmanager
-def _progress(total: int, description: str) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on stderr when it is a terminal; None (no output) otherwise."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
-
-    columns = (
-        "{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda done: bar.update(task, completed=done)
-
-
 @app.command("import")
 def import_command(
     file: Annotated[
@@ -181,7 +155,7 @@ def import_command(
             with open_offline_record(location, create_directory=True) as record:
                 if record.exists:
                     _check_network(network, record.genesis_validators_root, f"the record {where}")
-                with _progress(size, f"importing {file.name}") as progress:
+                with terminal_progress(size, f"importing {file.name}") as progress:
                     parsed = parse_interchange(file, progress=progress)
                 _check_network(network, parsed.genesis_validators_root, str(file))
                 covered = record.import_interchange(parsed)
@@ -227,20 +201,31 @@ def export_command(
             known = set(record.pubkeys())
             missing = [key for key in dict.fromkeys(keys) if key not in known]
             data = record.export_interchange(keys or None)
-            _write_new_file(file, data)
+            with terminal_progress(len(data), f"exporting to {file.name}") as progress:
+                _write_new_file(file, data, progress)
         exported = len(known) if not keys else len(set(keys)) - len(missing)
         for key in missing:
             typer.echo(f"note: no record for 0x{key.hex()}, left out", err=True)
         typer.echo(f"exported the history of {exported} key(s) to {file}")
 
 
-def _write_new_file(path: Path, data: bytes) -> None:
+#: Bytes per write of an export, so that its progress moves.
+EXPORT_CHUNK = 8 * 2**20
+
+
+def _write_new_file(
+    path: Path, data: bytes, progress: Callable[[int], None] | None = None
+) -> None:
     """Write `data` durably at a path that must not exist yet (never replaces a file)."""
     directory = path.parent if str(path.parent) else Path(".")
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
+            view = memoryview(data)
+            for start in range(0, len(view), EXPORT_CHUNK):
+                stream.write(view[start : start + EXPORT_CHUNK])
+                if progress is not None:
+                    progress(min(len(view), start + EXPORT_CHUNK))
             stream.flush()
             os.fsync(stream.fileno())
         try:

@@ -272,6 +272,7 @@ def run_command(
         metrics_address=metrics_address,
         metrics_port=metrics_port,
         status_page=status_page,
+        progress=_progress(log_format),
         suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         graffiti=_graffiti(graffiti),
         remote_signer_urls=_remote_signer_urls(remote_signer_url),
@@ -359,6 +360,7 @@ def signer_command(
         beacon_node_urls=beacon_node_url or [],
         validators_dir=validators_dir,
         network=_network(network),
+        progress=_progress(log_format),
         init_slashing_protection=init_slashing_protection,
         slashing_protection_db=slashing_protection_db,
         keymanager=keymanager,
@@ -377,6 +379,11 @@ def signer_command(
     except StartupError as error:
         raise _fail(str(error)) from None
     run_until_signalled(service)
+
+
+def _progress(log_format: LogFormat) -> bool | None:
+    """Progress bars on a terminal only, and never among JSON log lines."""
+    return False if log_format is LogFormat.JSON else None
 
 
 def _network(name: str | None) -> str | None:
