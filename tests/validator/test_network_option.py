@@ -17,6 +17,7 @@ from tests.support.beacon_fixtures import NodeStarter
 from tests.support.duty_node import GENESIS_VALIDATORS_ROOT, DutyNode
 from tests.validator.conftest import ServiceRunner
 from validator.consensus.encoding import to_hex
+from validator.consensus.forks import ForkName
 from validator.consensus.interop import interop_keypair
 from validator.service import RunOptions, StartupError
 from validator.signer_server import SignerOptions, SignerService
@@ -81,7 +82,13 @@ async def test_the_signer_with_network_sepolia_needs_no_beacon_node_and_uses_its
             signature = bytes.fromhex((await response.text()).strip().strip('"')[2:])
         root = randao_root_by_hand(epoch, SEPOLIA_FULU, SEPOLIA_ROOT)
         assert crypto_backend.verify(pubkey, root, signature)
-        # The same request naming mainnet's root is not Sepolia's: refused.
+        # From epoch 353024 Sepolia runs Gloas; until this client knows it, nothing signs.
+        gloas = {**body, "randao_reveal": {"epoch": "353100"}}
+        async with aiohttp.ClientSession() as http, http.post(url, json=gloas) as response:
+            refused = await response.text()
+        if "gloas" not in {fork.value for fork in ForkName}:
+            assert response.status == 400 and "353024" in refused, refused
+        # The same request naming another chain's root is not Sepolia's: refused.
         body["fork_info"]["genesis_validators_root"] = to_hex(bytes(32))  # type: ignore[index]
         async with aiohttp.ClientSession() as http, http.post(url, json=body) as response:
             assert response.status == 400
