@@ -484,6 +484,7 @@ def devnet_command(
     metrics: MetricsFlag = False,
     metrics_address: MetricsAddress = DEFAULT_METRICS_ADDRESS,
     metrics_port: MetricsPort = DEFAULT_METRICS_PORT,
+    status_page: StatusPageFlag = False,
     log_format: LogFormatOption = LogFormat.TEXT,
     log_level: LogLevelOption = "warning",
 ) -> None:
@@ -511,6 +512,7 @@ def devnet_command(
         metrics=metrics,
         metrics_address=metrics_address,
         metrics_port=metrics_port,
+        status_page=status_page,
         log_format=log_format,
         log_level=_log_level(log_level),
     )

@@ -93,6 +93,7 @@ class DevnetOptions:
     metrics: bool = False
     metrics_address: str = DEFAULT_METRICS_ADDRESS
     metrics_port: int = DEFAULT_METRICS_PORT
+    status_page: bool = False
     log_format: LogFormat = LogFormat.TEXT
     log_level: int = logging.WARNING
     #: Hold both sides to the Beacon API spec (tests; slow).
@@ -370,6 +371,7 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 metrics=options.metrics,
                 metrics_address=options.metrics_address,
                 metrics_port=options.metrics_port,
+                status_page=options.status_page,
                 middlewares=_strict_middlewares() if options.strict else (),
                 progress=False,
                 health_check_interval=max(1.0, options.seconds_per_slot),
