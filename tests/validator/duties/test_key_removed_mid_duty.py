@@ -21,7 +21,8 @@ from validator.beacon import routes
 from validator.consensus.encoding import to_hex
 
 VALIDATORS = 8
-SLOT_MS = 1000
+#: Long enough for a Keymanager DELETE (an export, fsyncs) inside the slot on a loaded host.
+SLOT_MS = 1500
 #: Validators 0-3 sit in every sync subcommittee, so some of them aggregate in most slots.
 SYNC_MEMBERS = {index: [0, 128, 256, 384] for index in range(4)}
 
@@ -120,18 +121,38 @@ async def test_a_key_deleted_while_its_duty_waits_on_the_node_is_refused_as_key_
     async with keymanager_running(run_service, url, directory) as api:
         headers = {"Authorization": f"Bearer {api.token}"}
 
+        claimed = False
+
         async def delete_keys(request: web.Request) -> None:
-            # Once, past the first slot: the duty that asked waits while its keys go.
-            if deleted.done() or node.clock_slot() < 1:
+            # Once, past the first slot: the duty that asked waits while its keys go (taken
+            # before any await, so that a request answered meanwhile goes on untouched).
+            nonlocal claimed
+            doomed = case.doomed(node, request)
+            # A duty of the slot now running (a late one from start-up may be abandoned).
+            asked = request.match_info.get("slot") or request.query.get("slot")
+            now = node.clock_slot()
+            if claimed or now < 1 or not doomed or (asked is not None and int(asked) != now):
                 return
-            pubkeys = [to_hex(node.keys[index][1]) for index in case.doomed(node, request)]
-            async with (
-                aiohttp.ClientSession(headers=headers) as http,
-                http.delete(f"{api.base_url}/keystores", json={"pubkeys": pubkeys}) as response,
-            ):
-                assert response.status == 200
-                statuses = [item["status"] for item in (await response.json())["data"]]
-            deleted.set_result((pubkeys, statuses))
+            claimed = True
+            pubkeys = [to_hex(node.keys[index][1]) for index in doomed]
+
+            async def delete() -> None:
+                try:
+                    async with (
+                        aiohttp.ClientSession(headers=headers) as http,
+                        http.delete(
+                            f"{api.base_url}/keystores", json={"pubkeys": pubkeys}
+                        ) as response,
+                    ):
+                        assert response.status == 200
+                        statuses = [item["status"] for item in (await response.json())["data"]]
+                    deleted.set_result((pubkeys, statuses))
+                except BaseException as error:
+                    deleted.set_exception(error)
+                    raise
+
+            # Shielded: a duty abandoned at its deadline must not cut the deletion short.
+            await asyncio.shield(asyncio.ensure_future(delete()))
 
         node.before_answer[case.route] = delete_keys
         pubkeys, statuses = await asyncio.wait_for(deleted, timeout=15)
