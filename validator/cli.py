@@ -18,7 +18,7 @@ import typer
 from slashing_protection import SlashingProtectionError
 from slashing_protection.cli import app as slashing_protection_app
 from validator.consensus.encoding import parse_hex
-from validator.key_settings import parse_fee_recipient
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR, parse_fee_recipient
 from validator.logs import LogFormat, configure_logging
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
 from validator.service import (
@@ -140,6 +140,36 @@ DoppelgangerFlag = Annotated[
         "See docs/running.md.",
     ),
 ]
+BuilderFlag = Annotated[
+    bool,
+    typer.Option(
+        "--builder",
+        help="Take blocks from external builders (MEV-boost through the beacon node): register "
+        "every key with them each epoch and sign the blinded blocks they win. Per key, "
+        "--proposer-config's builder.enabled decides instead.",
+    ),
+]
+BuilderBoostFactor = Annotated[
+    int,
+    typer.Option(
+        "--builder-boost-factor",
+        help="Percentage the builder's bid is weighed at against the local block in "
+        "produceBlockV3: 100 compares them as they are, 0 takes local blocks only, "
+        "18446744073709551615 always the builder's.",
+        min=0,
+        max=2**64 - 1,
+    ),
+]
+ProposerConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--proposer-config",
+        help="Per-key fee recipient, gas limit and builder settings in Teku's JSON shape "
+        "(proposer_config by public key, default_config); the Keymanager API's settings win "
+        "over it, it wins over the flags. See docs/running.md.",
+        show_default=False,
+    ),
+]
 LogFormatOption = Annotated[
     LogFormat,
     typer.Option(
@@ -232,6 +262,9 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    builder: BuilderFlag = False,
+    builder_boost_factor: BuilderBoostFactor = DEFAULT_BUILDER_BOOST_FACTOR,
+    proposer_config: ProposerConfigFile = None,
     log_format: LogFormatOption = LogFormat.TEXT,
     log_level: LogLevelOption = "info",
 ) -> None:
@@ -254,6 +287,9 @@ def run_command(
         graffiti=_graffiti(graffiti),
         remote_signer_urls=_remote_signer_urls(remote_signer_url),
         remote_signer_token_file=remote_signer_token_file,
+        builder=builder,
+        builder_boost_factor=builder_boost_factor,
+        proposer_config=proposer_config,
     )
     try:
         service = ValidatorService(options)

@@ -3,6 +3,8 @@
 Start-up, in this order, each step stopping the process with one readable line
 when it cannot be done:
 
+0. read ``--proposer-config`` (before anything is opened, so a bad file touches
+   nothing);
 1. the metrics server (``--metrics``), so a stuck start-up can be watched;
 2. wait for a beacon node that answers and is synced;
 3. read the chain (genesis, spec, fork schedule) into a ``ChainSpec``;
@@ -21,7 +23,8 @@ when it cannot be done:
    held back; a key the record does not know is refused by the signer at every
    message and named in a warning here;
 7. the Keymanager API (``--keymanager``);
-8. the duty loop, until SIGINT/SIGTERM (or a doppelganger: exit status 3).
+8. the duty loop, until SIGINT/SIGTERM (or a doppelganger: exit status 3), with
+   the builder registrations each epoch when the builder flow is on for any key.
 
 Stopping: the loop takes no new duty, running duties get a short grace period
 (a record write in progress always completes), the clean-shutdown marker is
@@ -55,13 +58,20 @@ from validator.clean_shutdown import consume_clean_shutdown, write_clean_shutdow
 from validator.consensus.spec import ChainSpec, ChainSpecError, Genesis, parse_spec_data
 from validator.duties.context import DutyContext
 from validator.duties.doppelganger import SLASHING_TOPICS, KeyGate, LivenessUnsupportedError
+from validator.duties.registrations import BuilderRegistrations
 from validator.duties.scheduler import DutyScheduler
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
 from validator.halts import HaltError, HaltStore
-from validator.key_settings import KeyOverrides, ProposerSettings
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR, KeyOverrides, ProposerSettings
 from validator.keymanager_server import KeymanagerServer, KeymanagerStartError, start_keymanager
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
+from validator.proposer_config import (
+    NO_PROPOSER_CONFIG,
+    ProposerConfig,
+    ProposerConfigError,
+    load_proposer_config,
+)
 from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
 
@@ -100,6 +110,12 @@ class RunOptions:
     metrics_port: int = DEFAULT_METRICS_PORT
     suggested_fee_recipient: bytes | None = None
     graffiti: str | None = None
+    #: Register every key with external builders and take their blocks (``--builder``).
+    builder: bool = False
+    #: ``--builder-boost-factor``: what produceBlockV3 is told for keys whose builder flow is on.
+    builder_boost_factor: int = DEFAULT_BUILDER_BOOST_FACTOR
+    #: ``--proposer-config``: per-key settings in Teku's JSON shape (validator.proposer_config).
+    proposer_config: Path | None = None
     #: Remote signers (Web3Signer API) whose every listed key this client validates with.
     remote_signer_urls: Sequence[str] = ()
     #: The bearer token every remote signer of this client is sent (``--remote-signer-token-file``).
@@ -187,8 +203,43 @@ class ValidatorService:
         #: 0, or EXIT_DOPPELGANGER once a doppelganger stopped the run.
         self.exit_status = 0
         self.remote_sources: RemoteKeySources | None = None
+        #: The builder registrations, when the builder flow is on for any key.
+        self.registrations: BuilderRegistrations | None = None
 
     # -- start-up steps ------------------------------------------------------------
+
+    def _read_proposer_config(self) -> ProposerConfig:
+        """Step 0: ``--proposer-config``, or none."""
+        path = self.options.proposer_config
+        if path is None:
+            return NO_PROPOSER_CONFIG
+        try:
+            config = load_proposer_config(path)
+        except ProposerConfigError as error:
+            raise StartupError(str(error)) from None
+        log.info("proposer config %s: %d key(s) of their own", path, len(config.keys))
+        return config
+
+    def _builder_anywhere(self, config: ProposerConfig) -> bool:
+        entries = [config.default, *config.keys.values()]
+        return self.options.builder or any(entry.builder_enabled for entry in entries)
+
+    @staticmethod
+    def _warn_unknown_configured(
+        config: ProposerConfig, held: Iterable[bytes], waiting: Iterable[bytes]
+    ) -> None:
+        """A key the file names that this client does not have: a warning, not a stop (a
+        file shared by several machines names keys of the others)."""
+        known = {*held, *waiting}
+        unknown = sorted(pubkey for pubkey in config.keys if pubkey not in known)
+        if unknown:
+            shown = ", ".join("0x" + pubkey.hex()[:16] for pubkey in unknown[:3])
+            log.warning(
+                "the proposer config names %d key(s) this validator does not have: %s%s",
+                len(unknown),
+                shown,
+                f" and {len(unknown) - 3} more" if len(unknown) > 3 else "",
+            )
 
     async def _wait_for_node(self, client: BeaconNodeClient, stop: asyncio.Event) -> bool:
         waiting = asyncio.create_task(client.wait_for_synced_node())
@@ -274,7 +325,11 @@ class ValidatorService:
         if not self.store.is_known(pubkey):
             return KeyOverrides()  # a key a --remote-signer-url lists: the defaults apply
         settings = self.store.settings(pubkey)
-        return KeyOverrides(fee_recipient=settings.fee_recipient, graffiti=settings.graffiti)
+        return KeyOverrides(
+            fee_recipient=settings.fee_recipient,
+            graffiti=settings.graffiti,
+            gas_limit=settings.gas_limit,
+        )
 
     async def _load_keys(self) -> dict[bytes, int]:
         try:
@@ -507,6 +562,7 @@ class ValidatorService:
         except ValueError as error:  # VALIDATOR_BLS_SIMD=require without IFMA, ...
             raise StartupError(str(error)) from None
         log.info("crypto backend: %s", crypto_info)
+        proposer_config = self._read_proposer_config()
         async with contextlib.AsyncExitStack() as parts:
             # Entered first so that it unwinds last: every signature made is on
             # record before the lock is let go, after the servers and the client.
@@ -532,7 +588,15 @@ class ValidatorService:
                 default_fee_recipient=options.suggested_fee_recipient,
                 default_graffiti=options.graffiti,
                 overrides=self._overrides,
+                builder=options.builder,
+                builder_boost_factor=options.builder_boost_factor,
+                proposer_config=proposer_config,
             )
+            self._warn_unknown_configured(proposer_config, signer.pubkeys(), gate.waiting())
+            registrations = None
+            if self._builder_anywhere(proposer_config):
+                registrations = BuilderRegistrations(client, signer, chain, settings)
+            self.registrations = registrations
             await tracker.resolve_indices()
             log.info(
                 "%d validator(s) known to the chain, %d key(s) not (yet)",
@@ -541,7 +605,11 @@ class ValidatorService:
             )
             context = DutyContext(client, signer, chain, clock, tracker, settings)
             self.scheduler = scheduler = DutyScheduler(
-                context, on_slot=on_slot, extra_topics=SLASHING_TOPICS, on_event=gate.on_event
+                context,
+                on_slot=on_slot,
+                extra_topics=SLASHING_TOPICS,
+                on_event=gate.on_event,
+                registrations=registrations,
             )
             try:
                 await scheduler.run(stop, last_slot=last_slot, slot_count=slot_count)
