@@ -144,8 +144,10 @@ def main() -> None:
             url = f"http://127.0.0.1:{port_file.read_text()}"
             record_dir = Path(folder) / "record"
             record_dir.mkdir()
-            print(f"{arguments.keys} keys, {crypto_backend.info()['backend']} backend, "
-                  f"load {os.getloadavg()[0]:.2f}")
+            print(
+                f"{arguments.keys} keys, {crypto_backend.info()['backend']} backend, "
+                f"load {os.getloadavg()[0]:.2f}"
+            )
             first, later = asyncio.run(measure(url, arguments.keys, arguments.rounds, record_dir))
         finally:
             server.terminate()

@@ -91,7 +91,9 @@ async def test_ten_thousand_keys_sign_once_then_only_what_changed(
         builder=True,
         overrides=lambda pubkey: own.get(pubkey, KeyOverrides()),
     )
-    registrations = BuilderRegistrations(client, signer, chain, settings, clock=lambda: 1_750_000_000)
+    registrations = BuilderRegistrations(
+        client, signer, chain, settings, clock=lambda: 1_750_000_000
+    )
 
     before = _signatures()
     first = await registrations.round(5)
@@ -99,7 +101,9 @@ async def test_ten_thousand_keys_sign_once_then_only_what_changed(
     assert _signatures() - before == KEYS
     sent = node.requests_to(routes.REGISTER_VALIDATOR)
     assert [len(request.json()) for request in sent] == [BATCH] * (KEYS // BATCH)
-    first_messages = {item["message"]["pubkey"]: item for request in sent for item in request.json()}
+    first_messages = {
+        item["message"]["pubkey"]: item for request in sent for item in request.json()
+    }
     assert len(first_messages) == KEYS
 
     for epoch in (6, 7):
