@@ -347,8 +347,13 @@ class ValidatorService:
         gate: KeyGate,
         chain: ChainSpec,
         client: BeaconNodeClient,
+        proposer_config: ProposerConfig = NO_PROPOSER_CONFIG,
     ) -> KeymanagerServer:
         options = self.options
+        # What GET answers for a key without its own setting: the proposer config, then flags.
+        layered = ProposerSettings(
+            default_fee_recipient=options.suggested_fee_recipient, proposer_config=proposer_config
+        )
         try:
             return await start_keymanager(
                 store=self.store,
@@ -363,6 +368,7 @@ class ValidatorService:
                 default_fee_recipient=options.suggested_fee_recipient,
                 default_graffiti=options.graffiti or "",
                 remote=self.remote_sources,
+                defaults_of=lambda pubkey: (layered.fee_recipient(pubkey), layered.gas_limit(pubkey)),
             )
         except KeymanagerStartError as error:
             raise StartupError(str(error)) from None
@@ -573,7 +579,9 @@ class ValidatorService:
                 return
             client, chain, record, signer, gate = started
             if options.keymanager:
-                keymanager = await self._start_keymanager(record, gate, chain, client)
+                keymanager = await self._start_keymanager(
+                    record, gate, chain, client, proposer_config
+                )
                 parts.push_async_callback(keymanager.stop)
                 self.keymanager_server = keymanager
             if stop.is_set():
