@@ -368,7 +368,10 @@ class ValidatorService:
                 default_fee_recipient=options.suggested_fee_recipient,
                 default_graffiti=options.graffiti or "",
                 remote=self.remote_sources,
-                defaults_of=lambda pubkey: (layered.fee_recipient(pubkey), layered.gas_limit(pubkey)),
+                defaults_of=lambda pubkey: (
+                    layered.fee_recipient(pubkey),
+                    layered.gas_limit(pubkey),
+                ),
             )
         except KeymanagerStartError as error:
             raise StartupError(str(error)) from None
