@@ -445,7 +445,7 @@ def devnet_command(
         typer.Option(
             "--fault",
             help="Make the chain misbehave: double-vote, surround-vote, far-future, "
-            "conflicting-block, unavailable, reorg.",
+            "conflicting-block, unavailable, reorg, builder-offline, duties-reorg.",
             show_default=False,
         ),
     ] = None,
@@ -453,6 +453,25 @@ def devnet_command(
         Path | None,
         typer.Option(
             "--summary", help="Also write the summary as JSON to this file.", show_default=False
+        ),
+    ] = None,
+    builder: Annotated[
+        bool,
+        typer.Option(
+            "--builder",
+            help="Run a simulated builder and relay in the chain and the client's builder "
+            "flow (validator run --builder); the keys register with fee recipient "
+            "0xde7e...de7e unless --suggested-fee-recipient names one.",
+        ),
+    ] = False,
+    builder_boost_factor: BuilderBoostFactor = DEFAULT_BUILDER_BOOST_FACTOR,
+    proposer_config: ProposerConfigFile = None,
+    suggested_fee_recipient: Annotated[
+        str | None,
+        typer.Option(
+            "--suggested-fee-recipient",
+            help="As for validator run.",
+            show_default=False,
         ),
     ] = None,
     doppelganger_protection: DoppelgangerFlag = False,
@@ -482,6 +501,10 @@ def devnet_command(
         beacon_port=beacon_port,
         fault=fault,
         summary=summary,
+        builder=builder,
+        builder_boost_factor=builder_boost_factor,
+        proposer_config=proposer_config,
+        suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         doppelganger_protection=doppelganger_protection,
         slashing_protection_db=slashing_protection_db,
         remote_signer_urls=_remote_signer_urls(remote_signer_url),
