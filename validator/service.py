@@ -58,7 +58,7 @@ from validator.clean_shutdown import consume_clean_shutdown, write_clean_shutdow
 from validator.consensus.spec import ChainSpec, ChainSpecError, Genesis, parse_spec_data
 from validator.duties.context import DutyContext
 from validator.duties.doppelganger import SLASHING_TOPICS, KeyGate, LivenessUnsupportedError
-from validator.duties.registrations import BuilderRegistrations
+from validator.duties.registrations import BuilderRegistrations, RoundReport
 from validator.duties.scheduler import DutyScheduler
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
@@ -84,6 +84,11 @@ DEFAULT_KEYMANAGER_ADDRESS = KEYMANAGER_DEFAULT_HOST
 DEFAULT_KEYMANAGER_PORT = KEYMANAGER_DEFAULT_PORT
 #: Exit status of a run stopped because a doppelganger was found.
 EXIT_DOPPELGANGER = 3
+
+
+async def _cancel_and_wait(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 class StartupError(Exception):
@@ -614,6 +619,10 @@ class ValidatorService:
                 len(tracker.indices),
                 len(tracker.unresolved),
             )
+            if registrations is not None:
+                pending = await self._first_registrations(registrations, chain, clock)
+                if pending is not None:
+                    parts.push_async_callback(_cancel_and_wait, pending)
             context = DutyContext(client, signer, chain, clock, tracker, settings)
             self.scheduler = scheduler = DutyScheduler(
                 context,
@@ -629,6 +638,21 @@ class ValidatorService:
                 await scheduler.drain(options.stop_grace)
             await self._stop_gate(gate, gate_stop, gate_task)
             await asyncio.to_thread(self._mark_clean_shutdown, gate, chain)
+
+    @staticmethod
+    async def _first_registrations(
+        registrations: BuilderRegistrations, chain: ChainSpec, clock: SlotClock
+    ) -> asyncio.Task[RoundReport] | None:
+        """The start's round, before the duty loop, so the first proposal already has the
+        builders' bids; one slower than a slot goes on in the background (returned)."""
+        epoch = chain.epoch_at_slot(max(0, clock.wall_slot()))
+        first = asyncio.create_task(registrations.round(epoch), name="registrations-at-start")
+        done, _ = await asyncio.wait({first}, timeout=chain.seconds_per_slot)
+        if first in done:
+            first.result()
+            return None
+        log.info("builder registrations still being signed; the duty loop starts meanwhile")
+        return first
 
     @staticmethod
     async def _stop_gate(

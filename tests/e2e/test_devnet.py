@@ -74,6 +74,19 @@ def test_client_and_chain_both_keep_to_the_beacon_api_standard(tmp_path: Path) -
     assert summary["slashable_messages"] == 0
 
 
+def test_the_builder_flow_keeps_to_the_beacon_api_standard(tmp_path: Path) -> None:
+    """The strict run again with the simulated builder: registrations and blinded blocks
+    checked against the spec on both sides."""
+    code, summary = run(
+        tmp_path / "validators", slots=6, strict=True, seconds_per_slot=2.0, builder=True
+    )
+    assert code == 0
+    assert summary["strict_violations"] == 0, summary["strict_violation_details"]
+    assert summary["registrations_received"] > 0
+    assert summary["blinded_blocks_received"] == summary["blocks_proposed"] > 0
+    assert summary["missed_duties"] == 0, summary["missed_duties_detail"]
+
+
 # Slots each fault needs to show itself with 4-slot epochs (see validator/devnet/chain/faults.py).
 FAULT_SLOTS = {
     "double-vote": 4 * SLOTS_PER_EPOCH,

@@ -113,6 +113,7 @@ class BuilderRegistrations:
         self._kept: dict[bytes, _Kept] = {}
         self._no_fee_recipient: set[bytes] = set()
         self._running = asyncio.Lock()
+        self._last_epoch: int | None = None
         self.end_epoch = registrations_end_epoch(chain)
 
     def kept(self, pubkey: bytes) -> JsonObject | None:
@@ -127,9 +128,12 @@ class BuilderRegistrations:
                 log.info("epoch %d is Gloas: builder registrations stop", epoch)
                 self._kept.clear()
             return RoundReport(epoch)
+        if self._last_epoch is not None and epoch <= self._last_epoch:
+            return RoundReport(epoch)  # this epoch's round ran already (the one at start)
         if self._running.locked():
             log.warning("the previous round of builder registrations is still running")
             return RoundReport(epoch)
+        self._last_epoch = epoch
         async with self._running:
             signed = await self._sign_changed()
             kept = [self._kept[pubkey].signed for pubkey in sorted(self._kept)]
