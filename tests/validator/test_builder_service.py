@@ -58,7 +58,8 @@ async def test_builder_blocks_are_signed_blinded_and_every_enabled_key_registers
     validators_dir: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
-    node, url = await start_node(DutyNode, validator_count=VALIDATORS)
+    # One-second slots: a loaded machine still publishes most blocks in their slot.
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS, slot_duration_ms=1000)
     node.blinded_blocks = True
     chain = node.chain
     config = write_config(tmp_path / "proposer.json", node)
@@ -93,14 +94,16 @@ async def test_builder_blocks_are_signed_blinded_and_every_enabled_key_registers
     }
     assert all(value == ("0" if index == 2 else "250") for index, value in factors.items())
     blinded = node.published(routes.PUBLISH_BLINDED_BLOCK_V2)
-    assert len(blinded) == len(asked) and not node.published(routes.PUBLISH_BLOCK_V2)
+    # A block still being signed when its slot ends is abandoned, never published late.
+    assert 1 <= len(blinded) <= len(asked) and not node.published(routes.PUBLISH_BLOCK_V2)
     # Counted once published in time (a loaded machine may abandon one at its deadline).
     counted = BLOCKS_PROPOSED.labels("builder")._value.get() - builder_before
     assert 1 <= counted <= len(blinded)
     assert BLOCKS_PROPOSED.labels("local")._value.get() == local_before
     # The double's payload pays canned.FEE_RECIPIENT, not the key's: counted, published anyway.
     assert canned.FEE_RECIPIENT not in (DEFAULT_FEE, KEY_FEE)
-    assert BUILDER_FEE_RECIPIENT_MISMATCHES._value.get() - mismatches_before == len(asked)
+    mismatches = BUILDER_FEE_RECIPIENT_MISMATCHES._value.get() - mismatches_before
+    assert len(blinded) <= mismatches <= len(asked)
 
 
 async def test_the_keymanager_api_wins_over_the_file_and_survives_a_restart(
