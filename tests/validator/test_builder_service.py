@@ -135,3 +135,26 @@ async def test_the_keymanager_api_wins_over_the_file_and_survives_a_restart(
     after = registered(node, first_run)
     assert after[key_1]["fee_recipient"] == API_FEE
     assert after[key_3]["fee_recipient"] == DEFAULT_FEE
+
+
+async def test_keys_waiting_under_doppelganger_protection_register_nothing(
+    start_node: NodeStarter,
+    run_service: ServiceRunner,
+    validators_dir: Callable[..., Path],
+) -> None:
+    node, url = await start_node(DutyNode, validator_count=VALIDATORS)
+    chain = node.chain
+    service = await run_service(
+        url,
+        validators_dir(VALIDATORS),
+        init_slashing_protection=True,
+        doppelganger_protection=True,
+        builder=True,
+        suggested_fee_recipient=bytes.fromhex(DEFAULT_FEE[2:]),
+        last_slot=chain.start_slot_of_epoch(1) + 1,
+    )
+    assert service.gate is not None and len(service.gate.waiting()) == VALIDATORS
+    assert service.registrations is not None
+    # Rounds ran (at start and in epoch 1), but no key was in the signer to register.
+    assert node.published(routes.REGISTER_VALIDATOR) == []
+    assert node.requests_to(routes.PRODUCE_BLOCK_V3) == []
