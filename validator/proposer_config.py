@@ -31,11 +31,14 @@ client signs a registration with the key it registers.
 from __future__ import annotations
 
 import json
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger("validator.settings")
 
 UINT64_MAX = 2**64 - 1
 
@@ -67,6 +70,10 @@ class ProposerConfig:
 
     def entry(self, pubkey: bytes) -> ProposerEntry:
         return self.keys.get(pubkey, ProposerEntry())
+
+    def enables_builder(self) -> bool:
+        """Whether any entry turns the builder flow on."""
+        return any(entry.builder_enabled for entry in [self.default, *self.keys.values()])
 
 
 NO_PROPOSER_CONFIG = ProposerConfig()
@@ -209,3 +216,17 @@ def load_proposer_config(path: Path) -> ProposerConfig:
         return parse_proposer_config(data)
     except ProposerConfigError as error:
         raise ProposerConfigError(f"--proposer-config {path}: {error}") from None
+
+
+def warn_unknown_keys(config: ProposerConfig, known: Collection[bytes]) -> None:
+    """A key the file names that this client does not have: a warning, not a stop (a file
+    shared by several machines names keys of the others)."""
+    unknown = sorted(pubkey for pubkey in config.keys if pubkey not in known)
+    if unknown:
+        shown = ", ".join("0x" + pubkey.hex()[:16] for pubkey in unknown[:3])
+        log.warning(
+            "the proposer config names %d key(s) this validator does not have: %s%s",
+            len(unknown),
+            shown,
+            f" and {len(unknown) - 3} more" if len(unknown) > 3 else "",
+        )

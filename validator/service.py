@@ -58,7 +58,7 @@ from validator.clean_shutdown import consume_clean_shutdown, write_clean_shutdow
 from validator.consensus.spec import ChainSpec, ChainSpecError, Genesis, parse_spec_data
 from validator.duties.context import DutyContext
 from validator.duties.doppelganger import SLASHING_TOPICS, KeyGate, LivenessUnsupportedError
-from validator.duties.registrations import BuilderRegistrations, RoundReport
+from validator.duties.registrations import BuilderRegistrations, cancel_and_wait
 from validator.duties.scheduler import DutyScheduler
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
@@ -71,6 +71,7 @@ from validator.proposer_config import (
     ProposerConfig,
     ProposerConfigError,
     load_proposer_config,
+    warn_unknown_keys,
 )
 from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
@@ -84,11 +85,6 @@ DEFAULT_KEYMANAGER_ADDRESS = KEYMANAGER_DEFAULT_HOST
 DEFAULT_KEYMANAGER_PORT = KEYMANAGER_DEFAULT_PORT
 #: Exit status of a run stopped because a doppelganger was found.
 EXIT_DOPPELGANGER = 3
-
-
-async def _cancel_and_wait(task: asyncio.Task[Any]) -> None:
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
 
 
 class StartupError(Exception):
@@ -224,27 +220,6 @@ class ValidatorService:
             raise StartupError(str(error)) from None
         log.info("proposer config %s: %d key(s) of their own", path, len(config.keys))
         return config
-
-    def _builder_anywhere(self, config: ProposerConfig) -> bool:
-        entries = [config.default, *config.keys.values()]
-        return self.options.builder or any(entry.builder_enabled for entry in entries)
-
-    @staticmethod
-    def _warn_unknown_configured(
-        config: ProposerConfig, held: Iterable[bytes], waiting: Iterable[bytes]
-    ) -> None:
-        """A key the file names that this client does not have: a warning, not a stop (a
-        file shared by several machines names keys of the others)."""
-        known = {*held, *waiting}
-        unknown = sorted(pubkey for pubkey in config.keys if pubkey not in known)
-        if unknown:
-            shown = ", ".join("0x" + pubkey.hex()[:16] for pubkey in unknown[:3])
-            log.warning(
-                "the proposer config names %d key(s) this validator does not have: %s%s",
-                len(unknown),
-                shown,
-                f" and {len(unknown) - 3} more" if len(unknown) > 3 else "",
-            )
 
     async def _wait_for_node(self, client: BeaconNodeClient, stop: asyncio.Event) -> bool:
         waiting = asyncio.create_task(client.wait_for_synced_node())
@@ -608,9 +583,9 @@ class ValidatorService:
                 builder_boost_factor=options.builder_boost_factor,
                 proposer_config=proposer_config,
             )
-            self._warn_unknown_configured(proposer_config, signer.pubkeys(), gate.waiting())
+            warn_unknown_keys(proposer_config, {*signer.pubkeys(), *gate.waiting()})
             registrations = None
-            if self._builder_anywhere(proposer_config):
+            if options.builder or proposer_config.enables_builder():
                 registrations = BuilderRegistrations(client, signer, chain, settings)
             self.registrations = registrations
             await tracker.resolve_indices()
@@ -620,9 +595,10 @@ class ValidatorService:
                 len(tracker.unresolved),
             )
             if registrations is not None:
-                pending = await self._first_registrations(registrations, chain, clock)
+                # Before the duty loop, so that the first proposal has the builders' bids.
+                pending = await registrations.first_round(clock)
                 if pending is not None:
-                    parts.push_async_callback(_cancel_and_wait, pending)
+                    parts.push_async_callback(cancel_and_wait, pending)
             context = DutyContext(client, signer, chain, clock, tracker, settings)
             self.scheduler = scheduler = DutyScheduler(
                 context,
@@ -638,21 +614,6 @@ class ValidatorService:
                 await scheduler.drain(options.stop_grace)
             await self._stop_gate(gate, gate_stop, gate_task)
             await asyncio.to_thread(self._mark_clean_shutdown, gate, chain)
-
-    @staticmethod
-    async def _first_registrations(
-        registrations: BuilderRegistrations, chain: ChainSpec, clock: SlotClock
-    ) -> asyncio.Task[RoundReport] | None:
-        """The start's round, before the duty loop, so the first proposal already has the
-        builders' bids; one slower than a slot goes on in the background (returned)."""
-        epoch = chain.epoch_at_slot(max(0, clock.wall_slot()))
-        first = asyncio.create_task(registrations.round(epoch), name="registrations-at-start")
-        done, _ = await asyncio.wait({first}, timeout=chain.seconds_per_slot)
-        if first in done:
-            first.result()
-            return None
-        log.info("builder registrations still being signed; the duty loop starts meanwhile")
-        return first
 
     @staticmethod
     async def _stop_gate(

@@ -33,6 +33,7 @@ from validator.consensus.forks import FAR_FUTURE_EPOCH
 from validator.consensus.spec import ChainSpec
 from validator.consensus.ssz.builder import ValidatorRegistrationV1
 from validator.duties.metrics import BUILDER_REGISTRATIONS, REGISTRATION_BATCH_SECONDS
+from validator.duties.slot_clock import SlotClock
 from validator.key_settings import ProposerSettings
 from validator.signing.signer import Signer
 
@@ -42,6 +43,11 @@ log = logging.getLogger("validator.builder")
 REGISTRATION_BATCH_SIZE = 500
 
 JsonObject = dict[str, Any]
+
+
+async def cancel_and_wait(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 def registrations_end_epoch(chain: ChainSpec) -> int:
@@ -115,6 +121,19 @@ class BuilderRegistrations:
         self._running = asyncio.Lock()
         self._last_epoch: int | None = None
         self.end_epoch = registrations_end_epoch(chain)
+
+    async def first_round(self, clock: SlotClock) -> asyncio.Task[RoundReport] | None:
+        """The start's round, waited for up to a slot; one still running then goes on in
+        the background and is returned (to cancel at a stop)."""
+        chain = self._chain
+        epoch = chain.epoch_at_slot(max(0, clock.wall_slot()))
+        first = asyncio.create_task(self.round(epoch), name="registrations-at-start")
+        done, _ = await asyncio.wait({first}, timeout=chain.seconds_per_slot)
+        if first in done:
+            first.result()
+            return None
+        log.info("builder registrations still being signed; the duty loop starts meanwhile")
+        return first
 
     def kept(self, pubkey: bytes) -> JsonObject | None:
         """The signed registration kept for ``pubkey`` (as sent), if any."""
