@@ -1,5 +1,5 @@
 """The directory hold survives a deleted lock file; temp names; directory fsync; cleanup
-after a failed first import (issue 14, defects 2, 6 and 9)."""
+after a failed first import."""
 
 from __future__ import annotations
 

@@ -17,9 +17,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.support.pg_cluster import Cluster
 from slashing_protection.postgres import PostgresSlashingProtection, db_init
 from slashing_protection.rule import NEVER, broken_attestation_rule, broken_block_rule
+from tests.support.pg_cluster import Cluster
 from tests.support.postgres import fresh_database
 from tests.support.records import ROOT, pubkey, verdicts_allowed
 

@@ -14,7 +14,6 @@ import psycopg
 import pytest
 from prometheus_client import REGISTRY
 
-from bench.support.pg_cluster import Cluster
 from slashing_protection import (
     ChainMismatchError,
     RecordMissingError,
@@ -34,6 +33,7 @@ from slashing_protection.postgres import (
     describe_url,
 )
 from tests.slashing_protection.postgres.support import admin, snapshot
+from tests.support.pg_cluster import Cluster
 from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey, verdicts_allowed
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from bench.support.pg_cluster import Cluster
 from slashing_protection import SlashingProtection, SlashingProtectionError
 from slashing_protection.postgres import PostgresSlashingProtection, db_init
 from tests.slashing_protection.postgres.support import snapshot
 from tests.slashing_protection.test_vectors import _cases, _keys
 from tests.support.official_vectors import official_vectors
+from tests.support.pg_cluster import Cluster
 from tests.support.postgres import fresh_database
 from tests.support.records import verdicts_allowed
 

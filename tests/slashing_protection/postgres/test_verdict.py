@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from bench.support.pg_cluster import Cluster
 from slashing_protection import (
     ChainMismatchError,
     RecordMissingError,
@@ -26,6 +25,7 @@ from slashing_protection import (
 from slashing_protection.postgres import PostgresSlashingProtection
 from slashing_protection.rule import Rule
 from tests.slashing_protection.postgres.support import admin, allow_commits, fail_commits, snapshot
+from tests.support.pg_cluster import Cluster
 from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)
