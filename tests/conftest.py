@@ -14,20 +14,20 @@ from typing import Any, cast
 
 import pytest
 
-from bench.support.pg_cluster import Cluster
 from crypto_backend.threads import LANES_ENV
 from slashing_protection.postgres import db_init
 from tests.support.beacon_fixtures import TEST_TIMEOUTS, ClientFactory, NodeStarter
 from tests.support.fake_node import FakeBeaconNode
 from tests.support.official_vectors import official_vectors
+from tests.support.pg_cluster import Cluster
 from tests.support.postgres import fresh_database, start_cluster
 from validator.beacon import BeaconNodeClient
-from validator.devnet.openapi_check import (
+from validator.devnet.strict_mode.checkers import StrictClientChecker
+from validator.devnet.strict_mode.openapi_spec import (
     BeaconApiSpec,
     load_beacon_api_spec,
     load_web3signer_spec,
 )
-from validator.devnet.openapi_checkers import StrictClientChecker
 
 
 def pytest_configure(config: pytest.Config) -> None:

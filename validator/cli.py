@@ -11,7 +11,7 @@ import asyncio
 import logging
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Protocol
 
 import typer
 
@@ -161,7 +161,15 @@ def _log_level(text: str) -> int:
     return level
 
 
-def run_until_signalled(service: ValidatorService) -> None:
+class RunningService(Protocol):
+    """``validator run``'s or ``validator signer``'s service."""
+
+    exit_status: int
+
+    async def run(self, stop: asyncio.Event) -> None: ...
+
+
+def run_until_signalled(service: RunningService) -> None:
     """Run the service on a new event loop; SIGINT/SIGTERM ask it to stop.
 
     Exits 0 after a stop asked by a signal, 1 with one line on stderr when the
@@ -434,7 +442,7 @@ def devnet_command(
     log_level: LogLevelOption = "warning",
 ) -> None:
     """Run the client against a local simulated beacon chain (keys are public: devnet only)."""
-    from validator.devnet.command import DevnetOptions, run_devnet
+    from validator.devnet.command.run import DevnetOptions, run_devnet
 
     options = DevnetOptions(
         validators=validators,
