@@ -115,6 +115,7 @@ from slashing_protection import SlashingProtection
 from slashing_protection.interchange.exact import parse_exact
 from slashing_protection.progress import terminal_progress
 started = time.perf_counter()
+cpu_started = time.process_time()
 with SlashingProtection.open_offline(Path(sys.argv[2])) as record:
     if sys.argv[3] == "exact":
         with open(sys.argv[1], "rb") as stream:
@@ -131,7 +132,7 @@ with SlashingProtection.open_offline(Path(sys.argv[2])) as record:
         covered = record.import_interchange(Path(sys.argv[1]))
         assert len(covered) == int(sys.argv[4])
 elapsed = time.perf_counter() - started
-print(elapsed, peak_kib())
+print(elapsed, peak_kib(), time.process_time() - cpu_started)
 """
 
 _DB_IMPORT = _PEAK + """
@@ -154,6 +155,17 @@ def _timed_subprocess(code: str, *args: str) -> tuple[float, float]:
         [sys.executable, "-c", code, *args], cwd=repo, capture_output=True, text=True, check=True
     ).stdout.split()
     return float(output[0]), int(output[1]) / 1024
+
+
+def _cpu_seconds_of_import(*args: str) -> tuple[float, float, float]:
+    """(seconds, peak RSS in MiB, CPU seconds of every thread) of one `_IMPORT` run: CPU
+    time moves far less than wall time when other work shares the host."""
+    repo = Path(__file__).resolve().parent.parent
+    output = subprocess.run(
+        [sys.executable, "-c", _IMPORT, *args], cwd=repo, capture_output=True, text=True,
+        check=True,
+    ).stdout.split()  # fmt: skip
+    return float(output[0]), int(output[1]) / 1024, float(output[2])
 
 
 def _median_ms(samples: list[float]) -> float:
@@ -299,18 +311,19 @@ def bench_import(
           f"and 100 blocks, {size / 1e9:.2f} GB ({size / 2**30:.2f} GiB), generated in "
           f"{generated:.1f} s")
     runs: dict[str, list[tuple[float, float]]] = {"bare": [], "import": [], "progress": []}
+    cpu_runs: dict[str, list[float]] = {"import": [], "progress": []}
     for attempt in range(attempts):
         runs["bare"].append(_timed_subprocess(_BARE_PARSE, str(path)))
         # Side by side, the order flipped every round (the second of a pair runs warmer).
         for mode in ("import", "progress")[:: 1 if attempt % 2 == 0 else -1]:
             target = directory / f"validators-{mode}-{attempt}"
             target.mkdir()
-            runs[mode].append(
-                _timed_subprocess(
-                    _IMPORT, str(path), str(target),
-                    "default" if mode == "import" else "progress", str(validators),
-                )
+            seconds, rss, cpu = _cpu_seconds_of_import(
+                str(path), str(target), "default" if mode == "import" else "progress",
+                str(validators),
             )  # fmt: skip
+            runs[mode].append((seconds, rss))
+            cpu_runs[mode].append(cpu)
     exact = None
     if exact_parser:
         exact_dir = directory / "validators-exact"
@@ -336,6 +349,12 @@ def bench_import(
     print(f"  with the progress bar: best {with_bar:.2f} s, {with_bar / bare:.2f}x the bare "
           f"parse; with bar / without: best {with_bar / best:.3f}, median of the rounds' "
           f"ratios {paired:.3f} (goal: within 3%)")
+    cpu_paired = statistics.median(
+        bar / plain for bar, plain in zip(cpu_runs["progress"], cpu_runs["import"], strict=True)
+    )
+    print(f"  CPU seconds, without the bar: {', '.join(f'{c:.2f}' for c in cpu_runs['import'])}"
+          f"; with it: {', '.join(f'{c:.2f}' for c in cpu_runs['progress'])}; median of the "
+          f"rounds' ratios {cpu_paired:.3f}")
     if exact is not None:
         print(f"  exact parser alone (the path for unusual layouts): {exact[0]:.2f} s, "
               f"peak RSS {exact[1]:.1f} MiB ({exact[0] / bare:.2f}x the bare parse)")

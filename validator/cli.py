@@ -11,14 +11,14 @@ import asyncio
 import logging
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Protocol
 
 import typer
 
 from slashing_protection import SlashingProtectionError
 from slashing_protection.cli import app as slashing_protection_app
 from validator.consensus.encoding import parse_hex
-from validator.key_settings import parse_fee_recipient
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR, parse_fee_recipient
 from validator.logs import LogFormat, configure_logging
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
 from validator.service import (
@@ -158,6 +158,36 @@ DoppelgangerFlag = Annotated[
         "See docs/running.md.",
     ),
 ]
+BuilderFlag = Annotated[
+    bool,
+    typer.Option(
+        "--builder",
+        help="Take blocks from external builders (MEV-boost through the beacon node): register "
+        "every key with them each epoch and sign the blinded blocks they win. Per key, "
+        "--proposer-config's builder.enabled decides instead.",
+    ),
+]
+BuilderBoostFactor = Annotated[
+    int,
+    typer.Option(
+        "--builder-boost-factor",
+        help="Percentage the builder's bid is weighed at against the local block in "
+        "produceBlockV3: 100 compares them as they are, 0 takes local blocks only, "
+        "18446744073709551615 always the builder's.",
+        min=0,
+        max=2**64 - 1,
+    ),
+]
+ProposerConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--proposer-config",
+        help="Per-key fee recipient, gas limit and builder settings in Teku's JSON shape "
+        "(proposer_config by public key, default_config); the Keymanager API's settings win "
+        "over it, it wins over the flags. See docs/running.md.",
+        show_default=False,
+    ),
+]
 LogFormatOption = Annotated[
     LogFormat,
     typer.Option(
@@ -179,7 +209,15 @@ def _log_level(text: str) -> int:
     return level
 
 
-def run_until_signalled(service: ValidatorService) -> None:
+class RunningService(Protocol):
+    """``validator run``'s or ``validator signer``'s service."""
+
+    exit_status: int
+
+    async def run(self, stop: asyncio.Event) -> None: ...
+
+
+def run_until_signalled(service: RunningService) -> None:
     """Run the service on a new event loop; SIGINT/SIGTERM ask it to stop.
 
     Exits 0 after a stop asked by a signal, 1 with one line on stderr when the
@@ -252,6 +290,9 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    builder: BuilderFlag = False,
+    builder_boost_factor: BuilderBoostFactor = DEFAULT_BUILDER_BOOST_FACTOR,
+    proposer_config: ProposerConfigFile = None,
     log_format: LogFormatOption = LogFormat.TEXT,
     log_level: LogLevelOption = "info",
 ) -> None:
@@ -277,6 +318,9 @@ def run_command(
         graffiti=_graffiti(graffiti),
         remote_signer_urls=_remote_signer_urls(remote_signer_url),
         remote_signer_token_file=remote_signer_token_file,
+        builder=builder,
+        builder_boost_factor=builder_boost_factor,
+        proposer_config=proposer_config,
     )
     try:
         service = ValidatorService(options)
@@ -463,7 +507,7 @@ def devnet_command(
         typer.Option(
             "--fault",
             help="Make the chain misbehave: double-vote, surround-vote, far-future, "
-            "conflicting-block, unavailable, reorg.",
+            "conflicting-block, unavailable, reorg, builder-offline, duties-reorg.",
             show_default=False,
         ),
     ] = None,
@@ -471,6 +515,25 @@ def devnet_command(
         Path | None,
         typer.Option(
             "--summary", help="Also write the summary as JSON to this file.", show_default=False
+        ),
+    ] = None,
+    builder: Annotated[
+        bool,
+        typer.Option(
+            "--builder",
+            help="Run a simulated builder and relay in the chain and the client's builder "
+            "flow (validator run --builder); the keys register with fee recipient "
+            "0xde7e...de7e unless --suggested-fee-recipient names one.",
+        ),
+    ] = False,
+    builder_boost_factor: BuilderBoostFactor = DEFAULT_BUILDER_BOOST_FACTOR,
+    proposer_config: ProposerConfigFile = None,
+    suggested_fee_recipient: Annotated[
+        str | None,
+        typer.Option(
+            "--suggested-fee-recipient",
+            help="As for validator run.",
+            show_default=False,
         ),
     ] = None,
     doppelganger_protection: DoppelgangerFlag = False,
@@ -501,6 +564,10 @@ def devnet_command(
         beacon_port=beacon_port,
         fault=fault,
         summary=summary,
+        builder=builder,
+        builder_boost_factor=builder_boost_factor,
+        proposer_config=proposer_config,
+        suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         doppelganger_protection=doppelganger_protection,
         slashing_protection_db=slashing_protection_db,
         remote_signer_urls=_remote_signer_urls(remote_signer_url),

@@ -14,7 +14,6 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNodeClient, BeaconNodeError
@@ -26,36 +25,24 @@ from validator.duties.scheduler import DutyScheduler
 from validator.duties.tracker import DutyTracker
 from validator.halts import HaltError, HaltStore, resume_command
 
-
-class RunningParts(Protocol):
-    """What the view reads of a running ``validator run`` (``ValidatorService``): each part
-    None until start-up has made it."""
-
-    @property
-    def validators_dir(self) -> Path: ...
-
-    @property
-    def chain(self) -> ChainSpec | None: ...
-
-    @property
-    def gate(self) -> KeyGate | None: ...
-
-    @property
-    def record(self) -> SlashingProtectionRecord | None: ...
-
-    @property
-    def client(self) -> BeaconNodeClient | None: ...
-
-    @property
-    def scheduler(self) -> DutyScheduler | None: ...
-
-    @property
-    def tracker(self) -> DutyTracker | None: ...
-
 #: Epochs of duties the page charts.
 CHART_EPOCHS = 16
 #: How long a page load waits for the beacon node's finality checkpoints.
 FINALITY_TIMEOUT = 2.0
+
+
+@dataclass
+class LiveParts:
+    """What the view reads of a running ``validator run``: each part None until start-up
+    (``validator.startup``) or the duty loop has made it."""
+
+    validators_dir: Path
+    chain: ChainSpec | None = None
+    gate: KeyGate | None = None
+    record: SlashingProtectionRecord | None = None
+    client: BeaconNodeClient | None = None
+    scheduler: DutyScheduler | None = None
+    tracker: DutyTracker | None = None
 
 
 @dataclass(frozen=True)
@@ -109,7 +96,7 @@ class StatusSnapshot:
 class StatusView:
     """Snapshots of one service, on demand (``await snapshot()``)."""
 
-    def __init__(self, service: RunningParts, journal: DutyJournal = JOURNAL) -> None:
+    def __init__(self, service: LiveParts, journal: DutyJournal = JOURNAL) -> None:
         self._service = service
         self._journal = journal
 
@@ -162,7 +149,7 @@ class StatusView:
             problems=problems,
         )
 
-    async def _keys(self, service: RunningParts, problems: list[str]) -> list[KeyRow]:
+    async def _keys(self, service: LiveParts, problems: list[str]) -> list[KeyRow]:
         gate, record = service.gate, service.record
         assert gate is not None and record is not None
         states = dict(gate.states)

@@ -61,7 +61,7 @@ async def test_the_signer_with_network_sepolia_needs_no_beacon_node_and_uses_its
             while service.port is None:
                 assert not running.done(), running.exception()
                 await asyncio.sleep(0.05)
-        assert service.client is None
+        assert service.running is not None and service.running.client is None
         epoch = 300_000  # in Sepolia's Fulu (from epoch 272640)
         body = {
             "type": "RANDAO_REVEAL",

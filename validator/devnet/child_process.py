@@ -59,6 +59,7 @@ class DevnetProcess:
         port: int = 0,
         genesis_delay: float = 0.0,
         preset: str = "mainnet",
+        builder: bool = False,
         ready_timeout: float = 120.0,
         own_session: bool = False,
     ) -> DevnetProcess:
@@ -96,6 +97,8 @@ class DevnetProcess:
             command += ["--fault", Fault.parse(str(fault)).value]
         if strict:
             command.append("--strict")
+        if builder:
+            command.append("--builder")
         # The child imports this very package, installed or not.
         package_root = str(Path(__file__).resolve().parents[2])
         path = os.environ.get("PYTHONPATH")

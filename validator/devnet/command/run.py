@@ -36,6 +36,7 @@ from validator.consensus.ssz.preset import PRESETS
 from validator.devnet import FAULTS, DevnetProcess, DevnetStateError, devnet_state_dir
 from validator.devnet.command.interop_keystores import write_interop_keystores
 from validator.duties.metrics import DutyKind, DutyResult
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR
 from validator.logs import LogFormat, TextFormatter, configure_logging, install_handler
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
 from validator.service import (
@@ -52,6 +53,9 @@ log = logging.getLogger("validator.devnet_command")
 NEW_CHAIN_GENESIS_DELAY = 3.0
 CHAIN_START_TIMEOUT = 60.0
 CHAIN_STOP_TIMEOUT = 30.0
+BLOCK_KINDS = ("local", "builder")
+#: The fee recipient ``--builder`` registers the devnet's keys with when none is given.
+DEVNET_FEE_RECIPIENT = bytes.fromhex("de7e" * 10)
 #: The keys every summary has (the chain's counts and the client's refusals).
 SUMMARY_KEYS = (
     "slots",
@@ -79,6 +83,11 @@ class DevnetOptions:
     validators_dir: Path = Path("devnet-validators")
     beacon_port: int = 0
     fault: str | None = None
+    #: The simulated builder and relay, and the client's builder flow (``--builder``).
+    builder: bool = False
+    builder_boost_factor: int = DEFAULT_BUILDER_BOOST_FACTOR
+    proposer_config: Path | None = None
+    suggested_fee_recipient: bytes | None = None
     summary: Path | None = None
     doppelganger_protection: bool = False
     #: The shared record (postgresql://...) instead of the directory's file record.
@@ -120,6 +129,7 @@ async def start_chain(options: DevnetOptions) -> DevnetProcess:
             port=options.beacon_port,
             genesis_delay=options.genesis_delay,
             preset=options.preset,
+            builder=options.builder,
             ready_timeout=CHAIN_START_TIMEOUT,
             own_session=True,
         )
@@ -153,6 +163,8 @@ class ClientCounts:
     signer_refusals: int
     duty_loop_refusals: int
     duties: dict[str, dict[str, int]]
+    #: Blocks published by who built the payload (``local``, ``builder``).
+    blocks: dict[str, int]
 
     @classmethod
     def now(cls) -> ClientCounts:
@@ -168,6 +180,10 @@ class ClientCounts:
                 }
                 for kind in DutyKind
             },
+            blocks={
+                kind: int(_metric_sum("validator_blocks_proposed_total", kind=kind))
+                for kind in BLOCK_KINDS
+            },
         )
 
     def since(self, start: ClientCounts) -> ClientCounts:
@@ -181,6 +197,7 @@ class ClientCounts:
                 }
                 for kind, results in self.duties.items()
             },
+            blocks={kind: count - start.blocks[kind] for kind, count in self.blocks.items()},
         )
 
     @property
@@ -285,6 +302,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
         if key in ("invalid_signatures", "slashable_messages") and value:
             style = "bold red"
         table.add_row(key, str(value), style=style)
+    if summary.get("builder"):
+        for key in ("registrations_received", "blinded_blocks_received"):
+            table.add_row(key, str(summary.get(key)))
+        table.add_row("client_blocks", str(summary.get("client_blocks")))
     for key in ("head_slot", "finalized_epoch", "fault"):
         if key in summary:
             table.add_row(key, str(summary[key]))
@@ -312,6 +333,7 @@ def build_summary(
         "duty_loop": client.duty_loop_refusals,
     }
     summary["client_duties"] = client.duties
+    summary["client_blocks"] = client.blocks
     return summary
 
 
@@ -372,6 +394,11 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 metrics_address=options.metrics_address,
                 metrics_port=options.metrics_port,
                 status_page=options.status_page,
+                builder=options.builder,
+                builder_boost_factor=options.builder_boost_factor,
+                proposer_config=options.proposer_config,
+                suggested_fee_recipient=options.suggested_fee_recipient
+                or (DEVNET_FEE_RECIPIENT if options.builder else None),
                 middlewares=_strict_middlewares() if options.strict else (),
                 progress=False,
                 health_check_interval=max(1.0, options.seconds_per_slot),
