@@ -46,6 +46,9 @@ from validator.consensus.signing_roots import (
     attestation_signing_root,
     block_signing_root,
     contribution_and_proof_signing_root,
+    execution_payload_envelope_signing_root,
+    payload_attestation_signing_root,
+    proposer_preferences_signing_root,
     randao_reveal_signing_root,
     selection_proof_signing_root,
     sync_committee_message_signing_root,
@@ -59,6 +62,7 @@ from validator.consensus.ssz import (
     SignedVoluntaryExit,
     altair,
     electra,
+    gloas,
 )
 from validator.consensus.ssz.altair import SyncAggregatorSelectionData
 from validator.consensus.ssz.blocks import ProducedBlock, block_header
@@ -78,6 +82,7 @@ from validator.signing.keys import KeyHold, SigningKeys
 from validator.signing.remote import RemoteSigner, RemoteSigningError, verify_batch
 from validator.signing.types import (
     AttestationRequest,
+    PayloadAttestationRequest,
     Refusal,
     RefusalReason,
     SignedBlock,
@@ -458,9 +463,11 @@ class Signer:
         )
 
     async def sign_aggregate_and_proof(self, pubkey: bytes, aggregate_and_proof: View) -> View:
-        """An ``electra.AggregateAndProof`` of the chain's preset; returns its
-        ``SignedAggregateAndProof``."""
-        containers = electra.containers(self.chain.preset)
+        """An ``electra.AggregateAndProof`` of the chain's preset (``gloas.AggregateAndProof``
+        in a Gloas slot); returns its ``SignedAggregateAndProof``."""
+        slot = int(aggregate_and_proof.aggregate.data.slot)
+        fork_containers = gloas if self.chain.is_gloas_slot(slot) else electra
+        containers = fork_containers.containers(self.chain.preset)
         _require_preset_type(aggregate_and_proof, containers.AggregateAndProof, self.chain)
         signature = await self._sign_one(
             SigningKind.AGGREGATE_AND_PROOF,
@@ -523,6 +530,96 @@ class Signer:
             self._remote(SignType.VALIDATOR_REGISTRATION, registration),
         )
         return SignedValidatorRegistrationV1(message=registration, signature=signature)
+
+    # ------------------------------------------------------------------ Gloas (ePBS), not slashable
+
+    async def sign_payload_attestations(
+        self, requests: Sequence[PayloadAttestationRequest]
+    ) -> list[SigningResult]:
+        """PTC votes (PayloadAttestationData under DOMAIN_PTC_ATTESTER), one sign_many per data."""
+        kind = SigningKind.PAYLOAD_ATTESTATION
+        by_root: dict[bytes, View] = {}
+        jobs = []
+        for request in requests:
+            refusal = self._gloas_only(int(request.data.slot))
+            if refusal is not None:
+                results = [SigningResult(r.pubkey, refusal=refusal) for r in requests]
+                self._log_batch_refusals(kind, results)
+                return results
+            root = payload_attestation_signing_root(self.chain, request.data)
+            by_root[root] = request.data
+            jobs.append((request.pubkey, root))
+        return await self._sign_batch(
+            kind,
+            jobs,
+            lambda root: request_for(
+                SignType.PAYLOAD_ATTESTATION_MESSAGE,
+                self.chain,
+                by_root[root],
+                root,
+                version=self._fork_of_slot(int(by_root[root].slot)),
+            ),
+        )
+
+    async def sign_execution_payload_envelope(
+        self, pubkey: bytes, envelope: View, slot: int
+    ) -> View:
+        """A self-built block's ExecutionPayloadEnvelope (DOMAIN_BEACON_BUILDER, the block's
+        fork); returns the SignedExecutionPayloadEnvelope."""
+        containers = gloas.containers(self.chain.preset)
+        _require_preset_type(envelope, containers.ExecutionPayloadEnvelope, self.chain)
+        self._refuse_outside_gloas(SigningKind.EXECUTION_PAYLOAD_ENVELOPE, pubkey, slot)
+        signature = await self._sign_one(
+            SigningKind.EXECUTION_PAYLOAD_ENVELOPE,
+            pubkey,
+            lambda: execution_payload_envelope_signing_root(self.chain, envelope, slot),
+            lambda root: request_for(
+                SignType.EXECUTION_PAYLOAD_ENVELOPE,
+                self.chain,
+                envelope,
+                root,
+                version=self._fork_of_slot(slot),
+            ),
+        )
+        return containers.SignedExecutionPayloadEnvelope(message=envelope, signature=signature)
+
+    async def sign_proposer_preferences(
+        self, pubkey: bytes, preferences: View
+    ) -> gloas.SignedProposerPreferences:
+        """ProposerPreferences under the fork of the proposal's epoch (signed one epoch ahead)."""
+        proposal_slot = int(preferences.proposal_slot)
+        self._refuse_outside_gloas(SigningKind.PROPOSER_PREFERENCES, pubkey, proposal_slot)
+        signature = await self._sign_one(
+            SigningKind.PROPOSER_PREFERENCES,
+            pubkey,
+            lambda: proposer_preferences_signing_root(self.chain, preferences),
+            lambda root: request_for(
+                SignType.PROPOSER_PREFERENCES,
+                self.chain,
+                preferences,
+                root,
+                version=self._fork_of_slot(proposal_slot),
+            ),
+        )
+        return gloas.SignedProposerPreferences(message=preferences, signature=signature)
+
+    def _fork_of_slot(self, slot: int) -> ForkName:
+        return self.chain.fork_name_at(self.chain.epoch_at_slot(slot))
+
+    def _gloas_only(self, slot: int) -> Refusal | None:
+        """A Gloas message for a slot before the chain's Gloas fork has no domain there."""
+        if self.chain.is_gloas_slot(slot):
+            return None
+        return Refusal(
+            RefusalReason.WRONG_FORK,
+            f"slot {slot} is before the chain's Gloas fork (epoch {self.chain.gloas_fork_epoch})",
+        )
+
+    def _refuse_outside_gloas(self, kind: SigningKind, pubkey: bytes, slot: int) -> None:
+        refusal = self._gloas_only(slot)
+        if refusal is not None:
+            self._refused(kind, [pubkey], refusal, f"slot {slot}")
+            raise SigningRefusedError(kind, pubkey, refusal)
 
     # ------------------------------------------------------------------ not slashable, batches
 
