@@ -1,6 +1,6 @@
 """Cost of strict Beacon API checking: loading the spec and judging typical answers.
 
-Side by side in one run: our loader (validator.devnet.openapi_check: openapi-core with
+Side by side in one run: our loader (validator.devnet.strict_mode.openapi_spec: openapi-core with
 each $ref'd YAML file parsed once) against openapi-core's own
 ``OpenAPI.from_file_path`` (which re-parses a file at every $ref it follows).
 Prints load times and the median time to judge each exchange, with the ratio.
@@ -24,7 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from validator.consensus.ssz import electra, to_json  # noqa: E402
-from validator.devnet.openapi_check import (  # noqa: E402
+from validator.devnet.strict_mode.openapi_spec import (  # noqa: E402
     BeaconApiSpec,
     HttpRequestParts,
     HttpResponseParts,

@@ -55,22 +55,22 @@ from validator.consensus.ssz import (  # noqa: E402
     to_json,
 )
 from validator.devnet import SimulatedBeaconNode  # noqa: E402
-from validator.devnet.chain import DevnetChain  # noqa: E402
-from validator.devnet.intake import (  # noqa: E402
-    submit_aggregates,
-    submit_attestations,
-    submit_contributions,
-    submit_sync_messages,
-)
-from validator.devnet.production import (  # noqa: E402
+from validator.devnet.chain.production import (  # noqa: E402
     assemble_block,
     build_aggregate,
     build_contribution,
     plan_block,
     sync_subcommittee_seats,
 )
-from validator.devnet.shuffling import is_aggregator, is_sync_committee_aggregator  # noqa: E402
-from validator.devnet.verification import aggregate_signatures  # noqa: E402
+from validator.devnet.chain.shuffling import is_aggregator, is_sync_committee_aggregator  # noqa: E402
+from validator.devnet.chain.simulated_chain import DevnetChain  # noqa: E402
+from validator.devnet.judge.duty_messages import (  # noqa: E402
+    submit_aggregates,
+    submit_attestations,
+    submit_contributions,
+    submit_sync_messages,
+)
+from validator.devnet.judge.signatures import aggregate_signatures  # noqa: E402
 
 T = TypeVar("T")
 

@@ -34,8 +34,8 @@ from prometheus_client import REGISTRY
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from validator.devnet.command import DevnetOptions, run_devnet  # noqa: E402
-from validator.devnet.keys import write_interop_keystores  # noqa: E402
+from validator.devnet.command.interop_keystores import write_interop_keystores  # noqa: E402
+from validator.devnet.command.run import DevnetOptions, run_devnet  # noqa: E402
 
 
 class CpuSampler(threading.Thread):

@@ -22,12 +22,12 @@ from tests.support.fake_node import FakeBeaconNode
 from tests.support.official_vectors import official_vectors
 from tests.support.postgres import fresh_database, start_cluster
 from validator.beacon import BeaconNodeClient
-from validator.devnet.openapi_check import (
+from validator.devnet.strict_mode.checkers import StrictClientChecker
+from validator.devnet.strict_mode.openapi_spec import (
     BeaconApiSpec,
     load_beacon_api_spec,
     load_web3signer_spec,
 )
-from validator.devnet.openapi_checkers import StrictClientChecker
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -179,3 +179,20 @@ def test_imports_run_one_way_between_packages() -> None:
 
 def test_no_circles_between_modules() -> None:
     assert _circles(GRAPH) == []
+
+
+def test_the_simulated_chain_imports_only_the_wire_format_of_the_client() -> None:
+    # The chain judges the client, so it must not share the client's code beyond the
+    # wire format (validator.consensus); only its command, which runs the client, may.
+    client_imports = set()
+    for source, targets in GRAPH.items():
+        if not source.startswith("validator.devnet") or source.startswith(
+            "validator.devnet.command"
+        ):
+            continue
+        for target in targets:
+            if target == "validator" or target.startswith("validator."):
+                if not target.startswith(("validator.consensus", "validator.devnet")):
+                    client_imports.add((source, target))
+    assert client_imports == set()
+    assert "validator.devnet.chain.simulated_chain" in GRAPH

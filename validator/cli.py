@@ -434,7 +434,7 @@ def devnet_command(
     log_level: LogLevelOption = "warning",
 ) -> None:
     """Run the client against a local simulated beacon chain (keys are public: devnet only)."""
-    from validator.devnet.command import DevnetOptions, run_devnet
+    from validator.devnet.command.run import DevnetOptions, run_devnet
 
     options = DevnetOptions(
         validators=validators,

@@ -15,8 +15,8 @@ import pytest
 
 from tests.support.official_vectors import REPO_ROOT
 from validator.devnet import DevnetProcess
-from validator.devnet.command import DevnetOptions, stop_chain
-from validator.devnet.command import start_chain as start_devnet_chain
+from validator.devnet.command.run import DevnetOptions, stop_chain
+from validator.devnet.command.run import start_chain as start_devnet_chain
 
 VALIDATORS = 16
 SECONDS_PER_SLOT = 0.5

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from tests.e2e.conftest import SLOTS_PER_EPOCH, devnet_options
-from validator.devnet.command import SUMMARY_KEYS, run_devnet
+from validator.devnet.command.run import SUMMARY_KEYS, run_devnet
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +74,7 @@ def test_client_and_chain_both_keep_to_the_beacon_api_standard(tmp_path: Path) -
     assert summary["slashable_messages"] == 0
 
 
-# Slots each fault needs to show itself with 4-slot epochs (see validator/devnet/faults.py).
+# Slots each fault needs to show itself with 4-slot epochs (see validator/devnet/chain/faults.py).
 FAULT_SLOTS = {
     "double-vote": 4 * SLOTS_PER_EPOCH,
     "surround-vote": 4 * SLOTS_PER_EPOCH,

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from tests.e2e.conftest import devnet_options
-from validator.devnet.command import run_devnet
+from validator.devnet.command.run import run_devnet
 from validator.service import StartupError
 
 pytestmark = pytest.mark.slow

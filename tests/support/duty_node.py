@@ -34,7 +34,7 @@ from validator.consensus.spec import ChainSpec
 from validator.consensus.ssz import AttestationData, hash_tree_root
 from validator.consensus.ssz.codec import from_json
 from validator.consensus.ssz.preset import MAINNET, Preset
-from validator.devnet.openapi_check import BeaconApiSpec
+from validator.devnet.strict_mode.openapi_spec import BeaconApiSpec
 
 GENESIS_VALIDATORS_ROOT = bytes.fromhex("d1" * 32)
 

@@ -20,8 +20,8 @@ from multidict import CIMultiDict
 
 from tests.support import canned
 from validator.beacon import routes
-from validator.devnet.openapi_check import BeaconApiSpec
-from validator.devnet.openapi_checkers import StrictServerChecker
+from validator.devnet.strict_mode.checkers import StrictServerChecker
+from validator.devnet.strict_mode.openapi_spec import BeaconApiSpec
 
 
 @dataclass(frozen=True)

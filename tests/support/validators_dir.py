@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from validator.devnet.keys import write_interop_keystores
+from validator.devnet.command.interop_keystores import write_interop_keystores
 
 
 def make_validators_dir(path: Path, count: int) -> Path:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tests.support.validators_dir import make_validators_dir
-from validator.devnet.openapi_check import BeaconApiSpec
-from validator.devnet.openapi_checkers import StrictClientChecker
+from validator.devnet.strict_mode.checkers import StrictClientChecker
+from validator.devnet.strict_mode.openapi_spec import BeaconApiSpec
 from validator.service import RunOptions, ValidatorService
 
 

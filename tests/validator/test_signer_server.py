@@ -22,8 +22,12 @@ from tests.validator.signing.web3signer_cases import cases
 from validator.consensus import signing_roots
 from validator.consensus.interop import interop_keypair
 from validator.consensus.spec import ChainSpec
-from validator.devnet.openapi_check import BeaconApiSpec, HttpRequestParts, HttpResponseParts
-from validator.devnet.openapi_checkers import StrictClientChecker, StrictServerChecker
+from validator.devnet.strict_mode.checkers import StrictClientChecker, StrictServerChecker
+from validator.devnet.strict_mode.openapi_spec import (
+    BeaconApiSpec,
+    HttpRequestParts,
+    HttpResponseParts,
+)
 from validator.signer_server import SignerApi, start_signer_api
 from validator.signing.signer import Signer
 from validator.signing.web3signer import SignType, request_for

@@ -5,10 +5,10 @@ it. See docs/devnet.md for what it simulates, its endpoints, its state
 directory, its fault modes and its summary.
 """
 
-from validator.devnet.faults import Fault
+from validator.devnet.chain.faults import Fault
+from validator.devnet.chain.state_directory import DevnetStateError, devnet_state_dir
+from validator.devnet.child_process import DevnetProcess
 from validator.devnet.node import SimulatedBeaconNode
-from validator.devnet.persistence import DevnetStateError, devnet_state_dir
-from validator.devnet.process import DevnetProcess
 
 FAULTS: tuple[str, ...] = tuple(fault.value for fault in Fault)
 

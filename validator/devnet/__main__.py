@@ -18,9 +18,10 @@ from typing import Annotated
 import orjson
 import typer
 
-from validator.devnet.faults import Fault
+from validator.devnet.chain.faults import Fault
+from validator.devnet.chain.state_directory import DevnetStateError
 from validator.devnet.node import SimulatedBeaconNode
-from validator.devnet.persistence import DevnetStateError
+from validator.devnet.strict_mode.openapi_spec import SpecLoadError
 
 app = typer.Typer(add_completion=False, help="The simulated beacon chain (validator devnet).")
 
@@ -91,7 +92,7 @@ def main(
             preset=preset,
         )
         result = asyncio.run(_serve(node, host, port, slots))
-    except (DevnetStateError, ValueError, OSError) as failure:
+    except (DevnetStateError, SpecLoadError, ValueError, OSError) as failure:
         typer.echo(f"devnet: {failure}", err=True)
         raise typer.Exit(2) from None
     encoded = orjson.dumps(result, option=orjson.OPT_SORT_KEYS)

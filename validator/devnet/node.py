@@ -26,21 +26,21 @@ from aiohttp import web
 
 from validator.consensus.encoding import to_hex
 from validator.consensus.ssz.preset import MAINNET, PRESETS
-from validator.devnet.blocktree import BlockTree
-from validator.devnet.chain import DevnetChain, genesis_block_record
-from validator.devnet.faults import Fault, FaultInjector
-from validator.devnet.finality import FinalityTracker
-from validator.devnet.ledger import Ledger
-from validator.devnet.persistence import (
+from validator.devnet.beacon_api.server import build_app
+from validator.devnet.chain.blocktree import BlockTree
+from validator.devnet.chain.faults import Fault, FaultInjector
+from validator.devnet.chain.finality import FinalityTracker
+from validator.devnet.chain.ledger import Ledger
+from validator.devnet.chain.registry import ValidatorLifecycle, ValidatorRegistry
+from validator.devnet.chain.simulated_chain import DevnetChain, genesis_block_record
+from validator.devnet.chain.state_directory import (
     STATE_VERSION,
     ChainIdentity,
     DevnetStateError,
     DevnetStore,
 )
-from validator.devnet.registry import ValidatorLifecycle, ValidatorRegistry
-from validator.devnet.server import build_app
-from validator.devnet.slasher import Slasher, SlasherStateError
-from validator.devnet.strict import StrictMode
+from validator.devnet.judge.slasher import Slasher, SlasherStateError
+from validator.devnet.strict_mode.chain_api import StrictMode
 
 log = logging.getLogger("validator.devnet")
 

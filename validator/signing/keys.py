@@ -20,12 +20,10 @@ from contextlib import asynccontextmanager
 
 import crypto_backend
 from validator.metrics import SIGNING_KEYS
+from validator.signing.methods import LocalKey, RemoteKey, SigningMethod
 from validator.signing.remote import RemoteSigner
 
 PUBKEY_BYTES = 48
-
-KeyMaterial = int | RemoteSigner
-"""What signs for a key: its secret, or the remote signer that holds it."""
 
 
 class KeyMismatchError(ValueError):
@@ -54,40 +52,41 @@ class KeyHold:
     def holds(self, pubkey: bytes) -> bool:
         return self._held[pubkey] > 0
 
-    async def secrets(self, pubkeys: Iterable[bytes]) -> dict[bytes, KeyMaterial]:
-        """The secrets of the held keys still in the ring, checked under the ring's lock.
+    async def methods(self, pubkeys: Iterable[bytes]) -> dict[bytes, SigningMethod]:
+        """The signing methods of the held keys still in the ring, checked under the ring's
+        lock.
 
         Keys removed since the hold was taken are released at once (so their
         removal need not wait for the rest of this request) and left out.
         """
-        return await self._ring._secrets_for(self._held, pubkeys)
+        return await self._ring._methods_for(self._held, pubkeys)
 
 
 class SigningKeys:
-    """pubkey -> secret key (or remote signer), with holds so that removal waits for
-    signing in flight."""
+    """pubkey -> its signing method (a local secret or a remote signer), with holds so that
+    removal waits for signing in flight."""
 
     def __init__(self) -> None:
-        self._secrets: dict[bytes, KeyMaterial] = {}
+        self._methods: dict[bytes, SigningMethod] = {}
         self._in_flight: Counter[bytes] = Counter()
         self._changed = asyncio.Condition()
 
     def __contains__(self, pubkey: object) -> bool:
-        return pubkey in self._secrets
+        return pubkey in self._methods
 
     def __len__(self) -> int:
-        return len(self._secrets)
+        return len(self._methods)
 
     def pubkeys(self) -> list[bytes]:
-        return list(self._secrets)
+        return list(self._methods)
 
     async def add(self, keys: Mapping[bytes, int]) -> None:
         """Add (or replace) keys; KeyMismatchError, adding none, if a secret is not its key's."""
         keys = dict(keys)
         await asyncio.to_thread(_check_keys, keys)
         async with self._changed:
-            self._secrets.update(keys)
-            SIGNING_KEYS.set(len(self._secrets))
+            self._methods.update((pubkey, LocalKey(secret)) for pubkey, secret in keys.items())
+            SIGNING_KEYS.set(len(self._methods))
 
     async def add_remote(self, keys: Mapping[bytes, RemoteSigner]) -> None:
         """Add keys a remote signer signs for (a local key of the same pubkey is replaced)."""
@@ -95,11 +94,12 @@ class SigningKeys:
             if type(pubkey) is not bytes or len(pubkey) != PUBKEY_BYTES:
                 raise ValueError(f"a pubkey must be {PUBKEY_BYTES} bytes, got {pubkey!r:.60}")
         async with self._changed:
-            self._secrets.update(keys)
-            SIGNING_KEYS.set(len(self._secrets))
+            self._methods.update((pubkey, RemoteKey(signer)) for pubkey, signer in keys.items())
+            SIGNING_KEYS.set(len(self._methods))
 
     def is_remote(self, pubkey: bytes) -> bool:
-        return isinstance(self._secrets.get(pubkey), RemoteSigner)
+        method = self._methods.get(pubkey)
+        return method is not None and method.is_remote
 
     async def remove(self, pubkeys: Iterable[bytes]) -> list[bytes]:
         """Remove keys and wait until no signing with them is in flight; the removed ones.
@@ -107,10 +107,10 @@ class SigningKeys:
         When this returns, no signature with any of these keys will be made.
         """
         async with self._changed:
-            removed = [pubkey for pubkey in dict.fromkeys(pubkeys) if pubkey in self._secrets]
+            removed = [pubkey for pubkey in dict.fromkeys(pubkeys) if pubkey in self._methods]
             for pubkey in removed:
-                del self._secrets[pubkey]
-            SIGNING_KEYS.set(len(self._secrets))
+                del self._methods[pubkey]
+            SIGNING_KEYS.set(len(self._methods))
             await self._changed.wait_for(
                 lambda: not any(self._in_flight[pubkey] for pubkey in removed)
             )
@@ -122,7 +122,7 @@ class SigningKeys:
         held: Counter[bytes] = Counter()
         async with self._changed:
             for pubkey in pubkeys:
-                if pubkey in self._secrets:
+                if pubkey in self._methods:
                     held[pubkey] += 1
             self._in_flight.update(held)
         try:
@@ -131,20 +131,20 @@ class SigningKeys:
             async with self._changed:
                 self._release(held, list(held))
 
-    async def _secrets_for(
+    async def _methods_for(
         self, held: Counter[bytes], pubkeys: Iterable[bytes]
-    ) -> dict[bytes, KeyMaterial]:
+    ) -> dict[bytes, SigningMethod]:
         async with self._changed:
-            found: dict[bytes, KeyMaterial] = {}
+            found: dict[bytes, SigningMethod] = {}
             gone = []
             for pubkey in pubkeys:
                 if held[pubkey] <= 0:
                     continue
-                secret = self._secrets.get(pubkey)
-                if secret is None:
+                method = self._methods.get(pubkey)
+                if method is None:
                     gone.append(pubkey)
                 else:
-                    found[pubkey] = secret
+                    found[pubkey] = method
             if gone:
                 self._release(held, gone)
             return found

@@ -31,7 +31,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 import crypto_backend
 from keymanager.pubkeys import parse_pubkey
-from validator.signing.types import Refusal, RefusalReason
+from validator.signing.types import Refusal, RefusalReason, SigningResult
 from validator.signing.web3signer import (
     PUBLIC_KEYS_PATH,
     SIGN_PATH,
@@ -77,7 +77,8 @@ class RemoteSignerSettings:
 
 
 class RemoteSigningError(Exception):
-    """No usable signature came back; ``refusal`` says why (the signer's refusal)."""
+    """The remote signer could not be used; ``refusal`` says why. Raised only by the key
+    listing and inside one request's attempts: ``sign`` answers refusals as values."""
 
     def __init__(self, refusal: Refusal) -> None:
         super().__init__(str(refusal))
@@ -138,10 +139,12 @@ class RemoteSigner:
         except (ValueError, orjson.JSONDecodeError) as error:
             raise _unavailable(f"{self.url} listed its keys malformed: {error}") from None
 
-    async def sign(self, pubkey: bytes, request: SigningRequest, *, verify: bool = True) -> bytes:
+    async def sign(
+        self, pubkey: bytes, request: SigningRequest, *, verify: bool = True
+    ) -> SigningResult:
         """The signer's signature of ``request`` by ``pubkey``, verified against the key and
-        ``request.signing_root``; RemoteSigningError otherwise (counted, not logged: the
-        caller logs refusals once per batch).
+        ``request.signing_root``; otherwise the refusal (counted, not logged: the caller logs
+        refusals once per batch).
 
         ``verify=False`` leaves the check to the caller, who must then call ``accepted`` or
         ``rejected`` for it (a batch checks all its answers at once: ``verify_batch``).
@@ -153,26 +156,27 @@ class RemoteSigner:
             if verify and not await asyncio.to_thread(
                 _verifies, pubkey, request.signing_root, signature
             ):
-                raise self.rejected()
+                return self.rejected().result(pubkey)
         except RemoteSigningError as error:
             if error.refusal.reason is not RefusalReason.REMOTE_SIGNATURE_INVALID:
                 REMOTE_REQUESTS.labels(_OUTCOMES[error.refusal.reason]).inc()
-            raise
+            return error.refusal.result(pubkey)
         finally:
             REMOTE_REQUEST_SECONDS.observe(time.perf_counter() - started)
         if verify:
             self.accepted()
-        return signature
+        return SigningResult(pubkey, signature=signature)
 
     def accepted(self) -> None:
         """Count an answer whose signature verified."""
         REMOTE_REQUESTS.labels("ok").inc()
 
-    def rejected(self) -> RemoteSigningError:
+    def rejected(self) -> Refusal:
         """Count an answer whose signature does not verify; the refusal to report."""
         REMOTE_REQUESTS.labels("invalid_signature").inc()
-        return _invalid(
-            f"{self.url} answered a signature that does not verify for this key and signing root"
+        return Refusal(
+            RefusalReason.REMOTE_SIGNATURE_INVALID,
+            f"{self.url} answered a signature that does not verify for this key and signing root",
         )
 
     async def _ask(self, pubkey: bytes, request: SigningRequest) -> bytes:
@@ -197,7 +201,7 @@ class RemoteSigner:
                 try:
                     return parse_signature_response(content_type, answer)
                 except BodyError:
-                    raise self.rejected() from None
+                    raise RemoteSigningError(self.rejected()) from None
             message = _message_of(answer)
             if status >= 500:
                 problem = f"{self.url} answered {status}: {message}"
@@ -239,10 +243,6 @@ def _verifies(pubkey: bytes, root: bytes, signature: bytes) -> bool:
 
 def _unavailable(detail: str) -> RemoteSigningError:
     return RemoteSigningError(Refusal(RefusalReason.REMOTE_SIGNER_UNAVAILABLE, detail))
-
-
-def _invalid(detail: str) -> RemoteSigningError:
-    return RemoteSigningError(Refusal(RefusalReason.REMOTE_SIGNATURE_INVALID, detail))
 
 
 def _message_of(answer: bytes) -> str:

@@ -63,11 +63,23 @@ class RefusalReason(StrEnum):
 
 @dataclass(frozen=True)
 class Refusal:
+    """Why one key's message was not signed. Every step of the signer answers refusals as
+    values (in a `SigningResult`); only the single-key methods raise one, as
+    `SigningRefusedError`, at the end."""
+
     reason: RefusalReason
     detail: str
 
     def __str__(self) -> str:
         return f"{self.reason.value}: {self.detail}"
+
+    def result(self, pubkey: bytes) -> SigningResult:
+        """This refusal as ``pubkey``'s answer."""
+        return SigningResult(pubkey, refusal=self)
+
+
+KEY_NOT_HELD = Refusal(RefusalReason.UNKNOWN_KEY, "the signer does not hold this key")
+KEY_REMOVED = Refusal(RefusalReason.KEY_REMOVED, "the key was removed before signing")
 
 
 class SigningRefusedError(Exception):
@@ -95,6 +107,14 @@ class SigningResult:
     @property
     def signed(self) -> bool:
         return self.signature is not None
+
+    def signature_or_raise(self, kind: SigningKind) -> bytes:
+        """The signature, or the refusal raised as `SigningRefusedError` (the single-key
+        methods' answer)."""
+        if self.signature is None:
+            assert self.refusal is not None
+            raise SigningRefusedError(kind, self.pubkey, self.refusal)
+        return self.signature
 
 
 @dataclass(frozen=True)

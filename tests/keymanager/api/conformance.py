@@ -1,7 +1,7 @@
 """Every response the Keymanager API tests receive is judged against the official spec.
 
 `ConformanceChecker` is an aiohttp client middleware on the tests' client. It
-checks each answer with openapi-core (`validator.devnet.openapi_check`, the machinery
+checks each answer with openapi-core (`validator.devnet.strict_mode.openapi_spec`, the machinery
 that also holds the Beacon API traffic to its spec) and keeps what it finds:
 violations, 5xx answers, and answers for which the spec documents nothing.
 
@@ -22,7 +22,11 @@ import orjson
 from aiohttp import ClientRequest, ClientResponse
 from multidict import CIMultiDict
 
-from validator.devnet.openapi_check import BeaconApiSpec, HttpRequestParts, HttpResponseParts
+from validator.devnet.strict_mode.openapi_spec import (
+    BeaconApiSpec,
+    HttpRequestParts,
+    HttpResponseParts,
+)
 
 UNDOCUMENTED_400 = {("POST", "/eth/v1/remotekeys"), ("DELETE", "/eth/v1/remotekeys")}
 

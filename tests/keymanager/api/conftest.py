@@ -17,10 +17,10 @@ from keymanager.store import ValidatorStore
 from slashing_protection import SlashingProtection
 from tests.keymanager.api.conformance import ConformanceChecker
 from tests.keymanager.api.support import GENESIS_TIME, GVR, TOKEN, Api, ApiFactory
-from tests.support.official_vectors import official_vectors
+from tests.support.api_specs import keymanager_api_spec
 from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.spec import ChainSpec
-from validator.devnet.openapi_check import BeaconApiSpec, load_keymanager_api_spec
+from validator.devnet.strict_mode.openapi_spec import BeaconApiSpec
 from validator.keymanager_server import KeymanagerSigning
 from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
@@ -28,7 +28,7 @@ from validator.signing.signer import Signer
 
 @pytest.fixture(scope="session")
 def keymanager_spec() -> BeaconApiSpec:
-    return load_keymanager_api_spec(official_vectors("keymanager-api"))
+    return keymanager_api_spec()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,11 @@ import pytest
 
 from tests.support import canned
 from validator.beacon import routes
-from validator.devnet.openapi_check import BeaconApiSpec, HttpRequestParts, HttpResponseParts
+from validator.devnet.strict_mode.openapi_spec import (
+    BeaconApiSpec,
+    HttpRequestParts,
+    HttpResponseParts,
+)
 
 JSON = {"Content-Type": "application/json"}
 SIG = canned.signature(1)

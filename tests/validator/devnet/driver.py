@@ -45,7 +45,7 @@ from validator.consensus.ssz import (
     to_json,
 )
 from validator.consensus.ssz.blocks import parse_produced_block
-from validator.devnet.shuffling import is_aggregator, is_sync_committee_aggregator
+from validator.devnet.chain.shuffling import is_aggregator, is_sync_committee_aggregator
 
 FORK = "fulu"
 SUBCOMMITTEE_SIZE = 128

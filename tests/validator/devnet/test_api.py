@@ -26,13 +26,13 @@ from validator.consensus.ssz import (
     to_json,
 )
 from validator.consensus.ssz.blocks import blinded_block, parse_produced_block_ssz
-from validator.devnet.api_http import DECLARES_503
+from validator.devnet.beacon_api.plumbing import DECLARES_503
 
 
 def test_routes_answering_503_are_exactly_those_the_spec_declares() -> None:
     root = official_vectors("beacon-api")
     index = yaml.safe_load((root / "beacon-node-oapi.yaml").read_text())
-    from validator.devnet.server import BeaconApi
+    from validator.devnet.beacon_api.server import BeaconApi
 
     declared = set()
     for route in BeaconApi.__new__(BeaconApi).routes():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from validator.devnet.blocktree import BlockRecord, BlockTree, HistoryPrunedError
+from validator.devnet.chain.blocktree import BlockRecord, BlockTree, HistoryPrunedError
 
 SLOTS_PER_EPOCH = 4
 

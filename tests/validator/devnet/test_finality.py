@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from validator.devnet.finality import GENESIS_CHECKPOINT, Checkpoint, FinalityTracker
+from validator.devnet.chain.finality import GENESIS_CHECKPOINT, Checkpoint, FinalityTracker
 
 VALIDATORS = 9
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.validator.devnet.harness import SLOTS_PER_EPOCH, connected_driver, running_devnet
 from validator.beacon.events import BlockEvent, HeadEvent
-from validator.devnet.block_intake import embedded_signature_checks
-from validator.devnet.verification import failed_checks
+from validator.devnet.judge.blocks import embedded_signature_checks
+from validator.devnet.judge.signatures import failed_checks
 
 SUMMARY_KEYS = {
     "slots",

@@ -12,7 +12,7 @@ from validator.consensus import signing_roots
 from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.forks import ForkName
 from validator.consensus.ssz import altair, builder, electra, phase0
-from validator.devnet.judge_roots import RANDAO, JudgeRoots
+from validator.devnet.judge.signing_roots import RANDAO, JudgeRoots
 
 CONFIG = SimulatedChainConfig(
     genesis_time=1_700_000_000,

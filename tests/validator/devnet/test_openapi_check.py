@@ -16,7 +16,8 @@ from tests.support import canned
 from tests.support.beacon_fixtures import ClientFactory, NodeStarter
 from tests.support.official_vectors import REPO_ROOT, official_vectors
 from validator.beacon import routes
-from validator.devnet.openapi_check import (
+from validator.devnet.strict_mode.checkers import StrictClientChecker, StrictServerChecker
+from validator.devnet.strict_mode.openapi_spec import (
     BeaconApiSpec,
     HttpRequestParts,
     HttpResponseParts,
@@ -25,7 +26,6 @@ from validator.devnet.openapi_check import (
     default_spec_dir,
     load_beacon_api_spec,
 )
-from validator.devnet.openapi_checkers import StrictClientChecker, StrictServerChecker
 
 JSON = {"Content-Type": "application/json"}
 DUTIES_REQUEST = HttpRequestParts("POST", "/eth/v1/validator/duties/attester/3", (), JSON, b'["1"]')
@@ -50,6 +50,16 @@ def test_default_spec_dir_follows_the_vectors_rules(monkeypatch: pytest.MonkeyPa
 
 def test_missing_spec_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SpecLoadError, match="beacon-node-oapi.yaml"):
+        load_beacon_api_spec(tmp_path)
+
+
+def test_missing_openapi_core_names_the_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "beacon-node-oapi.yaml").write_text("openapi: 3.0.3\n")
+    # A None entry in sys.modules makes the import fail as an uninstalled package would.
+    monkeypatch.setitem(sys.modules, "openapi_core", None)
+    with pytest.raises(SpecLoadError, match=r"need openapi-core.*unslashable-validator\[strict\]"):
         load_beacon_api_spec(tmp_path)
 
 
@@ -248,7 +258,7 @@ async def test_client_middleware_rejects_a_bad_answer(
 
 def test_runtime_client_does_not_import_openapi_core() -> None:
     code = (
-        "import sys, validator.beacon, validator.devnet.openapi_check; "
+        "import sys, validator.beacon, validator.devnet.strict_mode.openapi_spec; "
         "print(sorted(m for m in ('openapi_core', 'jsonschema', 'yaml') if m in sys.modules))"
     )
     result = subprocess.run(

@@ -11,7 +11,7 @@ from tests.validator.devnet.driver import FORK
 from tests.validator.devnet.harness import connected_driver, running_devnet
 from validator.beacon.errors import BeaconApiError
 from validator.devnet import DevnetStateError, SimulatedBeaconNode
-from validator.devnet.persistence import PUBKEYS_FILE, STATE_FILE, ChainIdentity
+from validator.devnet.chain.state_directory import PUBKEYS_FILE, STATE_FILE, ChainIdentity
 
 
 async def test_restart_continues_the_chain_and_the_slasher(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from hashlib import sha256
 import pytest
 
 from validator.consensus.ssz.preset import MINIMAL
-from validator.devnet.shuffling import (
+from validator.devnet.chain.shuffling import (
     committee_count_per_slot,
     compute_attester_committees,
     compute_proposer,

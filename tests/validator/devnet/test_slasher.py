@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from validator.devnet.slasher import Slasher, SlasherStateError, SlashingKind
+from validator.devnet.judge.slasher import Slasher, SlasherStateError, SlashingKind
 
 ROOT_A = b"\xaa" * 32
 ROOT_B = b"\xbb" * 32

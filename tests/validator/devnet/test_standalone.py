@@ -97,6 +97,21 @@ def test_stops_after_its_slots_and_refuses_another_validator_count(tmp_path: Pat
     assert "validators = 4, this run asks for 5" in lines[0]
 
 
+def test_strict_mode_without_the_spec_refuses_in_one_line(tmp_path: Path) -> None:
+    refused = subprocess.run(
+        [*devnet_command(tmp_path / "devnet", "--slots", "1"), "--strict"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**environment(), "VALIDATOR_BEACON_API_SPEC": str(tmp_path / "no-spec")},
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "Beacon API spec not found" in lines[0] and "beacon-node-oapi.yaml" in lines[0]
+
+
 async def test_devnet_process_starts_reports_and_refuses(tmp_path: Path) -> None:
     state_dir = tmp_path / "devnet"
     chain = await DevnetProcess.start(state_dir, 4, 0.3, 4)

@@ -10,8 +10,8 @@ import aiohttp
 from tests.support.official_vectors import official_vectors
 from tests.validator.devnet.harness import connected_driver, running_devnet
 from validator.beacon.events import HeadEvent
-from validator.devnet.openapi_check import load_beacon_api_spec
-from validator.devnet.openapi_checkers import StrictClientChecker
+from validator.devnet.strict_mode.checkers import StrictClientChecker
+from validator.devnet.strict_mode.openapi_spec import load_beacon_api_spec
 
 
 async def test_a_full_flow_conforms_on_both_sides(tmp_path: Path) -> None:

@@ -30,8 +30,8 @@ from validator.consensus.ssz import (
 )
 from validator.consensus.ssz.blocks import parse_produced_block
 from validator.consensus.ssz.codec import to_json
-from validator.devnet.openapi_check import BeaconApiSpec
-from validator.devnet.openapi_checkers import StrictClientChecker, StrictServerChecker
+from validator.devnet.strict_mode.checkers import StrictClientChecker, StrictServerChecker
+from validator.devnet.strict_mode.openapi_spec import BeaconApiSpec
 from validator.signer_server import SignerApi, start_signer_api
 from validator.signing.remote import RemoteSigner, RemoteSignerSettings
 from validator.signing.signer import Signer

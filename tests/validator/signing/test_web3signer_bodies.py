@@ -17,7 +17,7 @@ from validator.consensus.spec import ChainSpec
 from validator.consensus.ssz import (
     BeaconBlockHeader,
 )
-from validator.devnet.openapi_check import BeaconApiSpec, HttpRequestParts
+from validator.devnet.strict_mode.openapi_spec import BeaconApiSpec, HttpRequestParts
 from validator.signing.web3signer import (
     GLOAS_TYPES,
     BodyError,

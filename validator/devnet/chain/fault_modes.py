@@ -1,6 +1,6 @@
 """The fault modes' names and the hooks the chain and its server call.
 
-Kept apart from :mod:`validator.devnet.faults` (which needs the whole chain to
+Kept apart from :mod:`validator.devnet.chain.faults` (which needs the whole chain to
 misbehave on it) so that the chain can hold an injector without importing it.
 """
 

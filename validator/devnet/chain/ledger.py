@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from validator.devnet.shuffling import EpochCommittees
+from validator.devnet.chain.shuffling import EpochCommittees
 
 RUN_COUNTERS = (
     "blocks_proposed",

@@ -17,7 +17,7 @@ from typing import Any
 import crypto_backend
 from validator.consensus.forks import FAR_FUTURE_EPOCH
 from validator.consensus.interop import interop_secret_key
-from validator.devnet.containers import Validator, ValidatorList
+from validator.devnet.chain.state_containers import Validator, ValidatorList
 
 MAX_EFFECTIVE_BALANCE_GWEI = 32 * 10**9
 # Exits take effect this many epochs after they are accepted (1 + MAX_SEED_LOOKAHEAD in the specs).

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from validator.consensus.ssz.preset import MAINNET, Preset
-from validator.devnet.blocktree import BlockTree
-from validator.devnet.registry import ValidatorLifecycle
-from validator.devnet.shuffling import (
+from validator.devnet.chain.blocktree import BlockTree
+from validator.devnet.chain.registry import ValidatorLifecycle
+from validator.devnet.chain.shuffling import (
     ATTESTER_SEED,
     PROPOSER_SEED,
     SYNC_COMMITTEE_SEED,

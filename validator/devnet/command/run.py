@@ -34,7 +34,7 @@ from rich.table import Table
 from slashing_protection import RECORD_FILE
 from validator.consensus.ssz.preset import PRESETS
 from validator.devnet import FAULTS, DevnetProcess, DevnetStateError, devnet_state_dir
-from validator.devnet.keys import write_interop_keystores
+from validator.devnet.command.interop_keystores import write_interop_keystores
 from validator.duties.metrics import DutyKind, DutyResult
 from validator.logs import LogFormat, TextFormatter, configure_logging, install_handler
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
@@ -398,15 +398,15 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
 
 
 def _strict_middlewares() -> list[Any]:
-    from validator.devnet.openapi_check import load_beacon_api_spec
-    from validator.devnet.openapi_checkers import StrictClientChecker
+    from validator.devnet.strict_mode.checkers import StrictClientChecker
+    from validator.devnet.strict_mode.openapi_spec import load_beacon_api_spec
 
     return [StrictClientChecker(load_beacon_api_spec())]
 
 
 def _strict_web3signer_middlewares() -> list[Any]:
-    from validator.devnet.openapi_check import load_web3signer_spec
-    from validator.devnet.openapi_checkers import StrictClientChecker
+    from validator.devnet.strict_mode.checkers import StrictClientChecker
+    from validator.devnet.strict_mode.openapi_spec import load_web3signer_spec
 
     return [StrictClientChecker(load_web3signer_spec())]
 

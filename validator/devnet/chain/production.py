@@ -17,8 +17,8 @@ from hashlib import sha256
 from typing import Any
 
 from validator.consensus.ssz.phase0 import Eth1Data
-from validator.devnet.chain import DevnetChain
-from validator.devnet.verification import aggregate_signatures_async
+from validator.devnet.chain.simulated_chain import DevnetChain
+from validator.devnet.judge.signatures import aggregate_signatures_async
 
 INFINITY_SIGNATURE = b"\xc0" + bytes(95)
 """The compressed point at infinity: the signature of an empty aggregate."""

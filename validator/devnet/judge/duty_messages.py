@@ -21,18 +21,18 @@ from typing import Any
 from remerkleable.core import View
 
 from validator.consensus.ssz.codec import SszInputError, from_json
-from validator.devnet.chain import DevnetChain
-from validator.devnet.finality import Checkpoint
-from validator.devnet.production import sync_subcommittee_seats
-from validator.devnet.shuffling import is_aggregator, is_sync_committee_aggregator
-from validator.devnet.verification import SignatureCheck, failed_checks_async
-from validator.devnet.wire import (
+from validator.devnet.chain.finality import Checkpoint
+from validator.devnet.chain.production import sync_subcommittee_seats
+from validator.devnet.chain.shuffling import is_aggregator, is_sync_committee_aggregator
+from validator.devnet.chain.simulated_chain import DevnetChain
+from validator.devnet.judge.message_readers import (
     AttestationDataFields,
     SingleAttestationFields,
     WireError,
     parse_single_attestation,
     parse_sync_committee_message,
 )
+from validator.devnet.judge.signatures import SignatureCheck, failed_checks_async
 
 log = logging.getLogger("validator.devnet")
 

@@ -7,14 +7,14 @@ and signing root are computed once and looked up for the rest.
 from __future__ import annotations
 
 from validator.consensus.chain_preset import SimulatedChainConfig
-from validator.devnet.judge_roots import BEACON_ATTESTER, JudgeRoots, signing_root
-from validator.devnet.wire import AttestationDataFields
+from validator.devnet.judge.message_readers import AttestationDataFields
+from validator.devnet.judge.signing_roots import BEACON_ATTESTER, JudgeRoots, signing_root
 
 _LIMIT = 4096
 
 
 class RootCache:
-    """The judge's roots (:mod:`validator.devnet.judge_roots`), the hot ones memoised."""
+    """The judge's roots (:mod:`validator.devnet.judge.signing_roots`), the hot ones memoised."""
 
     def __init__(self, config: SimulatedChainConfig) -> None:
         self.judge = JudgeRoots(config)

@@ -28,17 +28,17 @@ from validator.consensus.ssz import altair, fulu
 from validator.consensus.ssz.phase0 import AttestationData
 from validator.consensus.ssz.phase0 import Checkpoint as SszCheckpoint
 from validator.consensus.ssz.preset import PRESETS, Preset
-from validator.devnet.blocktree import BlockRecord, BlockTree, Reorg
-from validator.devnet.duties import DutySchedule
-from validator.devnet.events import EventBus
-from validator.devnet.fault_modes import FaultHooks
-from validator.devnet.finality import FinalityTracker
-from validator.devnet.ledger import Ledger
-from validator.devnet.persistence import ChainIdentity
-from validator.devnet.pools import AttestationPool, SyncMessagePool
-from validator.devnet.registry import ValidatorLifecycle, ValidatorRegistry
-from validator.devnet.roots import RootCache
-from validator.devnet.slasher import Slasher, SlashingFinding, SlashingKind
+from validator.devnet.chain.blocktree import BlockRecord, BlockTree, Reorg
+from validator.devnet.chain.duties import DutySchedule
+from validator.devnet.chain.events import EventBus
+from validator.devnet.chain.fault_modes import FaultHooks
+from validator.devnet.chain.finality import FinalityTracker
+from validator.devnet.chain.ledger import Ledger
+from validator.devnet.chain.pools import AttestationPool, SyncMessagePool
+from validator.devnet.chain.registry import ValidatorLifecycle, ValidatorRegistry
+from validator.devnet.chain.state_directory import ChainIdentity
+from validator.devnet.judge.root_cache import RootCache
+from validator.devnet.judge.slasher import Slasher, SlashingFinding, SlashingKind
 
 log = logging.getLogger("validator.devnet")
 

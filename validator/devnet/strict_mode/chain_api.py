@@ -1,6 +1,6 @@
 """Strict mode: every request and reply of the devnet held to the Beacon API spec.
 
-``validator.devnet.openapi_check.StrictServerChecker`` judges each exchange (a
+``validator.devnet.strict_mode.openapi_spec.StrictServerChecker`` judges each exchange (a
 non-conforming request is answered 400 before any handler sees it, a
 non-conforming reply is replaced by a 500 naming the violation). On top of it
 every violation is logged as an error and counted in
@@ -15,10 +15,10 @@ from typing import Any
 
 from aiohttp import web
 
-from validator.devnet.api_http import Handler
-from validator.devnet.chain import DevnetChain
-from validator.devnet.openapi_check import load_beacon_api_spec
-from validator.devnet.openapi_checkers import StrictServerChecker, Violation
+from validator.devnet.beacon_api.plumbing import Handler
+from validator.devnet.chain.simulated_chain import DevnetChain
+from validator.devnet.strict_mode.checkers import StrictServerChecker, Violation
+from validator.devnet.strict_mode.openapi_spec import load_beacon_api_spec
 
 log = logging.getLogger("validator.devnet")
 

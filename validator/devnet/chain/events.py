@@ -14,9 +14,31 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-# The standard's topics; the devnet emits head, block, chain_reorg, finalized_checkpoint
-# and voluntary_exit.
-from validator.beacon.events import EVENT_TOPICS
+# Every topic the Beacon API v4.0.0 lets a client ask for, written here from the spec
+# (not taken from the client: the chain imports only validator.consensus of it). The
+# devnet emits head, block, chain_reorg, finalized_checkpoint, voluntary_exit and
+# proposer_slashing; asking for another standard topic is valid and just stays quiet.
+EVENT_TOPICS = frozenset(
+    {
+        "head",
+        "block",
+        "block_gossip",
+        "attestation",
+        "single_attestation",
+        "voluntary_exit",
+        "bls_to_execution_change",
+        "proposer_slashing",
+        "attester_slashing",
+        "finalized_checkpoint",
+        "chain_reorg",
+        "contribution_and_proof",
+        "light_client_finality_update",
+        "light_client_optimistic_update",
+        "payload_attributes",
+        "blob_sidecar",
+        "data_column_sidecar",
+    }
+)
 
 _QUEUE_LIMIT = 256
 _CLOSE = None

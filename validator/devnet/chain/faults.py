@@ -42,9 +42,9 @@ import time
 from collections.abc import Callable
 
 from validator.consensus.ssz.phase0 import AttestationData, Checkpoint
-from validator.devnet.chain import DevnetChain
-from validator.devnet.fault_modes import Availability, Fault
-from validator.devnet.finality import GENESIS_CHECKPOINT
+from validator.devnet.chain.fault_modes import Availability, Fault
+from validator.devnet.chain.finality import GENESIS_CHECKPOINT
+from validator.devnet.chain.simulated_chain import DevnetChain
 
 __all__ = ["Availability", "Fault", "FaultInjector"]
 
@@ -60,7 +60,8 @@ Scheduler = Callable[[float, Callable[[], None]], None]
 
 
 class FaultInjector:
-    """One fault mode on one chain; satisfies :class:`~validator.devnet.fault_modes.FaultHooks`."""
+    """One fault mode on one chain; satisfies
+    :class:`~validator.devnet.chain.fault_modes.FaultHooks`."""
 
     def __init__(self, fault: Fault, chain: DevnetChain, schedule: Scheduler) -> None:
         self.fault = fault

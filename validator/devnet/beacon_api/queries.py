@@ -1,7 +1,7 @@
 """The devnet's read-only Beacon API routes: node, config, states and duties.
 
 :class:`ChainQueries` answers from the chain without changing it;
-:class:`validator.devnet.server.BeaconApi` adds production, submissions and events.
+:class:`validator.devnet.beacon_api.server.BeaconApi` adds production, submissions and events.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from aiohttp import web
 
 from validator.consensus.encoding import to_hex
 from validator.consensus.forks import FORK_ORDER
-from validator.devnet.api_http import (
+from validator.devnet.beacon_api.errors import ApiError
+from validator.devnet.beacon_api.plumbing import (
     hex_param,
     json_response,
     read_json,
     read_json_array,
     uint_param,
 )
-from validator.devnet.apierrors import ApiError
-from validator.devnet.chain import LIVENESS_EPOCHS_KEPT, DevnetChain
-from validator.devnet.registry import MAX_EFFECTIVE_BALANCE_GWEI
+from validator.devnet.chain.registry import MAX_EFFECTIVE_BALANCE_GWEI
+from validator.devnet.chain.simulated_chain import LIVENESS_EPOCHS_KEPT, DevnetChain
 
 VERSION = "unslashable-devnet/0.1.0"
 MAX_GET_VALIDATOR_IDS = 64

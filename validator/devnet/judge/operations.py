@@ -1,6 +1,7 @@
 """Judging the validator operations a client submits: voluntary exits and builder registrations.
 
-Signatures first (one batch), then the chain's rules, as in :mod:`validator.devnet.intake`.
+Signatures first (one batch), then the chain's rules, as in
+:mod:`validator.devnet.judge.duty_messages`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from remerkleable.core import View
 from validator.consensus.ssz.builder import SignedValidatorRegistrationV1
 from validator.consensus.ssz.codec import SszInputError, from_json
 from validator.consensus.ssz.phase0 import SignedVoluntaryExit
-from validator.devnet.apierrors import ApiError
-from validator.devnet.chain import DevnetChain
-from validator.devnet.verification import SignatureCheck, failed_checks_async
+from validator.devnet.beacon_api.errors import ApiError
+from validator.devnet.chain.simulated_chain import DevnetChain
+from validator.devnet.judge.signatures import SignatureCheck, failed_checks_async
 
 log = logging.getLogger("validator.devnet")
 

@@ -16,9 +16,9 @@ import orjson
 from aiohttp import web
 
 from validator.consensus.encoding import parse_hex, parse_uint
-from validator.devnet.apierrors import ApiError, error_body
-from validator.devnet.chain import FORK, DevnetChain
-from validator.devnet.fault_modes import Availability
+from validator.devnet.beacon_api.errors import ApiError, error_body
+from validator.devnet.chain.fault_modes import Availability
+from validator.devnet.chain.simulated_chain import FORK, DevnetChain
 
 log = logging.getLogger("validator.devnet")
 

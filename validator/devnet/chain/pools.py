@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from validator.devnet.wire import AttestationDataFields
+from validator.devnet.judge.message_readers import AttestationDataFields
 
 
 @dataclass

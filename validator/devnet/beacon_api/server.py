@@ -5,8 +5,8 @@ list); everything else answers 404 in the spec's ErrorMessage shape. JSON is
 the default everywhere; SSZ (``application/octet-stream``) is offered where
 validator clients use it: produced blocks and attestation data / aggregates on
 request (``Accept``), published blocks in request bodies. The read-only routes
-are :mod:`validator.devnet.queries`'; requests, replies and middlewares are
-:mod:`validator.devnet.api_http`'s.
+are :mod:`validator.devnet.beacon_api.queries`'; requests, replies and middlewares are
+:mod:`validator.devnet.beacon_api.plumbing`'s.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 from aiohttp import web
 
 from validator.consensus.ssz.codec import SszInputError, from_json, from_ssz, to_json, to_ssz
-from validator.devnet.api_http import (
+from validator.devnet.beacon_api.errors import ApiError, indexed_error_body
+from validator.devnet.beacon_api.plumbing import (
     SSZ,
     availability_middleware,
     error_middleware,
@@ -31,29 +32,28 @@ from validator.devnet.api_http import (
     uint_param,
     wants_ssz,
 )
-from validator.devnet.apierrors import ApiError, indexed_error_body
-from validator.devnet.block_intake import publish_block, verify_randao_for_production
-from validator.devnet.chain import FORK, DevnetChain, OfferedBlock
-from validator.devnet.events import parse_topics, stream_events
-from validator.devnet.intake import (
-    submit_aggregates,
-    submit_attestations,
-    submit_contributions,
-    submit_sync_messages,
-)
-from validator.devnet.operations import (
-    parse_registrations,
-    submit_registrations,
-    submit_voluntary_exit,
-)
-from validator.devnet.production import (
+from validator.devnet.beacon_api.queries import ChainQueries
+from validator.devnet.chain.events import parse_topics, stream_events
+from validator.devnet.chain.production import (
     assemble_block,
     block_contents,
     build_aggregate,
     build_contribution,
     plan_block,
 )
-from validator.devnet.queries import ChainQueries
+from validator.devnet.chain.simulated_chain import FORK, DevnetChain, OfferedBlock
+from validator.devnet.judge.blocks import publish_block, verify_randao_for_production
+from validator.devnet.judge.duty_messages import (
+    submit_aggregates,
+    submit_attestations,
+    submit_contributions,
+    submit_sync_messages,
+)
+from validator.devnet.judge.operations import (
+    parse_registrations,
+    submit_registrations,
+    submit_voluntary_exit,
+)
 
 DEFAULT_GRAFFITI = b"unslashable devnet".ljust(32, b"\x00")
 

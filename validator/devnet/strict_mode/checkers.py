@@ -4,7 +4,7 @@
 client's requests and the answers it gets); :class:`StrictServerChecker`
 provides an aiohttp *server* middleware (what our simulated node and our
 Keymanager API are asked and answer). Both judge with a loaded
-:class:`~validator.devnet.openapi_check.BeaconApiSpec` and keep what broke the
+:class:`~validator.devnet.strict_mode.openapi_spec.BeaconApiSpec` and keep what broke the
 spec as :class:`Violation` entries.
 """
 
@@ -20,7 +20,7 @@ from multidict import CIMultiDict
 if TYPE_CHECKING:
     pass
 
-from validator.devnet.openapi_check import (
+from validator.devnet.strict_mode.openapi_spec import (
     EVENT_STREAM,
     BeaconApiSpec,
     HttpRequestParts,

@@ -3,18 +3,21 @@
 Test and strict-mode tooling: both our Beacon API client and our simulated beacon
 node can be made to check every request and response against the official
 OpenAPI document, so each side is held to the standard and not only to the other.
-The same machinery checks our Keymanager API server against ethereum/keymanager-APIs.
+The same machinery holds a remote signer's traffic to the Web3Signer API, and
+(in the tests) our Keymanager API server to ethereum/keymanager-APIs.
 
 - :func:`load_beacon_api_spec` loads the spec (``beacon-node-oapi.yaml`` with its
   relative ``$ref`` files) through openapi-core, once per process and directory;
-  :func:`load_keymanager_api_spec` does the same for ``keymanager-oapi.yaml``.
+  :func:`load_web3signer_spec` does the same for ``web3signer.yaml`` and
+  :func:`load_openapi_spec` for any other OpenAPI document.
 - :meth:`BeaconApiSpec.check_request` / :meth:`BeaconApiSpec.check_response`
   return readable error lists (empty when the exchange conforms).
 - the middlewares that apply it to live traffic are in
-  :mod:`validator.devnet.openapi_checkers`.
+  :mod:`validator.devnet.strict_mode.checkers`.
 
-openapi-core is imported lazily (it lives in the ``test`` extra), so importing this
-module costs nothing until a spec is loaded.
+openapi-core is imported lazily, so importing this module costs nothing until a spec
+is loaded; it is the ``strict`` extra (the ``test`` extra includes it), and loading a
+spec without it raises :class:`SpecLoadError` saying so.
 """
 
 from __future__ import annotations
@@ -39,12 +42,9 @@ if TYPE_CHECKING:
 SPEC_DIR_ENV = "VALIDATOR_BEACON_API_SPEC"
 VECTORS_ENV = "VALIDATOR_VECTORS_DIR"
 SPEC_FILE = "beacon-node-oapi.yaml"
-KEYMANAGER_SPEC_DIR_ENV = "VALIDATOR_KEYMANAGER_API_SPEC"
-KEYMANAGER_SPEC_FILE = "keymanager-oapi.yaml"
 WEB3SIGNER_SPEC_DIR_ENV = "VALIDATOR_WEB3SIGNER_API_SPEC"
 WEB3SIGNER_SPEC_FILE = "web3signer.yaml"
 BEACON_API = "Beacon API"
-KEYMANAGER_API = "Keymanager API"
 WEB3SIGNER_API = "Web3Signer API"
 # Every request is matched against the spec's templated server "{server_url}"; the
 # real host does not matter for conformance, so one fixed origin is used.
@@ -52,7 +52,7 @@ _SPEC_ORIGIN = "http://localhost"
 EVENT_STREAM = "text/event-stream"
 _MAX_VALUE_CHARS = 160
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+_REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 class SpecLoadError(RuntimeError):
@@ -82,17 +82,6 @@ def default_spec_dir() -> Path:
     vectors = os.environ.get(VECTORS_ENV)
     root = Path(vectors) if vectors else _REPO_ROOT.parent / "shared" / "vectors"
     return root / "beacon-api"
-
-
-def default_keymanager_spec_dir() -> Path:
-    """Where the Keymanager API spec is read from (as :func:`default_spec_dir`):
-    ``$VALIDATOR_KEYMANAGER_API_SPEC``, else ``<vectors>/keymanager-api``."""
-    explicit = os.environ.get(KEYMANAGER_SPEC_DIR_ENV)
-    if explicit:
-        return Path(explicit)
-    vectors = os.environ.get(VECTORS_ENV)
-    root = Path(vectors) if vectors else _REPO_ROOT.parent / "shared" / "vectors"
-    return root / "keymanager-api"
 
 
 def default_web3signer_spec_dir() -> Path:
@@ -162,8 +151,8 @@ class OpenApiResponse:
 
 
 class BeaconApiSpec:
-    """A loaded OpenAPI document (the Beacon API's, or the Keymanager API's when ``api``
-    says so); thread-safe to use from one event loop."""
+    """A loaded OpenAPI document (the Beacon API's, or the one ``api`` names);
+    thread-safe to use from one event loop."""
 
     def __init__(
         self, spec_dir: Path, openapi: OpenAPI, load_seconds: float, api: str = BEACON_API
@@ -239,42 +228,34 @@ def load_beacon_api_spec(spec_dir: Path | str | None = None) -> BeaconApiSpec:
     how long the load took in ``load_seconds``.
     """
     directory = Path(spec_dir) if spec_dir is not None else default_spec_dir()
-    with _load_lock:
-        return _load_cached(
-            directory.resolve(),
-            SPEC_FILE,
-            BEACON_API,
-            f"put ethereum/beacon-APIs v4.0.0 in ../shared/vectors/beacon-api or set "
-            f"{SPEC_DIR_ENV}",
-        )
-
-
-def load_keymanager_api_spec(spec_dir: Path | str | None = None) -> BeaconApiSpec:
-    """Load (once per process and directory) the Keymanager API spec from ``spec_dir``
-    (default :func:`default_keymanager_spec_dir`)."""
-    directory = Path(spec_dir) if spec_dir is not None else default_keymanager_spec_dir()
-    with _load_lock:
-        return _load_cached(
-            directory.resolve(),
-            KEYMANAGER_SPEC_FILE,
-            KEYMANAGER_API,
-            f"put ethereum/keymanager-APIs v1.1.0 in ../shared/vectors/keymanager-api or set "
-            f"{KEYMANAGER_SPEC_DIR_ENV}",
-        )
+    return load_openapi_spec(
+        directory,
+        SPEC_FILE,
+        BEACON_API,
+        f"put ethereum/beacon-APIs v4.0.0 in ../shared/vectors/beacon-api or set {SPEC_DIR_ENV}",
+    )
 
 
 def load_web3signer_spec(spec_dir: Path | str | None = None) -> BeaconApiSpec:
     """Load (once per process and directory) the Web3Signer eth2 signing API spec
     (default :func:`default_web3signer_spec_dir`)."""
     directory = Path(spec_dir) if spec_dir is not None else default_web3signer_spec_dir()
+    return load_openapi_spec(
+        directory,
+        WEB3SIGNER_SPEC_FILE,
+        WEB3SIGNER_API,
+        f"put Consensys/web3signer's openapi-specs in ../shared/vectors/web3signer or set "
+        f"{WEB3SIGNER_SPEC_DIR_ENV}",
+    )
+
+
+def load_openapi_spec(
+    directory: Path, spec_file: str, api: str, where_to_get: str
+) -> BeaconApiSpec:
+    """Load (once per process and directory) the OpenAPI document ``directory/spec_file``;
+    ``api`` names it in violations, ``where_to_get`` ends the error when it is missing."""
     with _load_lock:
-        return _load_cached(
-            directory.resolve(),
-            WEB3SIGNER_SPEC_FILE,
-            WEB3SIGNER_API,
-            f"put Consensys/web3signer's openapi-specs in ../shared/vectors/web3signer or set "
-            f"{WEB3SIGNER_SPEC_DIR_ENV}",
-        )
+        return _load_cached(directory.resolve(), spec_file, api, where_to_get)
 
 
 @functools.cache
@@ -287,7 +268,8 @@ def _load_cached(directory: Path, spec_file: str, api: str, where_to_get: str) -
         from openapi_core import OpenAPI
     except ImportError as exc:  # pragma: no cover - depends on installed extras
         raise SpecLoadError(
-            f"strict {api} checks need openapi-core (install the 'test' extra)"
+            f"strict {api} checks need openapi-core, which is not installed: "
+            "pip install 'unslashable-validator[strict]'"
         ) from exc
     try:
         openapi = OpenAPI(_schema_path(entry))

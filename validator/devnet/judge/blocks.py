@@ -1,7 +1,7 @@
 """Judging blocks: the RANDAO reveal behind a production request, and a published block.
 
 A published block is judged as the other submissions are (see
-:mod:`validator.devnet.intake`): its proposer signature and the signatures
+:mod:`validator.devnet.judge.duty_messages`): its proposer signature and the signatures
 embedded in it in one batch, then the slasher, then the chain's rules.
 """
 
@@ -14,14 +14,14 @@ from typing import Any
 from remerkleable.core import View
 
 from validator.consensus.encoding import to_hex
-from validator.devnet.apierrors import ApiError
-from validator.devnet.blocktree import BlockRecord
-from validator.devnet.chain import DevnetChain
-from validator.devnet.production import INFINITY_SIGNATURE, attesting_count
-from validator.devnet.verification import SignatureCheck, failed_checks_async
-from validator.devnet.wire import (
+from validator.devnet.beacon_api.errors import ApiError
+from validator.devnet.chain.blocktree import BlockRecord
+from validator.devnet.chain.production import INFINITY_SIGNATURE, attesting_count
+from validator.devnet.chain.simulated_chain import DevnetChain
+from validator.devnet.judge.message_readers import (
     AttestationDataFields,
 )
+from validator.devnet.judge.signatures import SignatureCheck, failed_checks_async
 
 log = logging.getLogger("validator.devnet")
 

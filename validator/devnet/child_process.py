@@ -21,9 +21,8 @@ from typing import Any
 
 import orjson
 
-import validator
-from validator.devnet.faults import Fault
-from validator.devnet.persistence import DevnetStateError
+from validator.devnet.chain.faults import Fault
+from validator.devnet.chain.state_directory import DevnetStateError
 
 LOG_FILE = "chain.log"
 
@@ -98,7 +97,7 @@ class DevnetProcess:
         if strict:
             command.append("--strict")
         # The child imports this very package, installed or not.
-        package_root = str(Path(validator.__file__).resolve().parent.parent)
+        package_root = str(Path(__file__).resolve().parents[2])
         path = os.environ.get("PYTHONPATH")
         environment = {
             **os.environ,
