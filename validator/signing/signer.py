@@ -32,9 +32,6 @@ from validator.consensus.forks import ForkName
 from validator.consensus.signing_roots import (
     aggregate_and_proof_signing_root,
     contribution_and_proof_signing_root,
-    execution_payload_envelope_signing_root,
-    payload_attestation_signing_root,
-    proposer_preferences_signing_root,
     randao_reveal_signing_root,
     selection_proof_signing_root,
     sync_committee_message_signing_root,
@@ -54,6 +51,7 @@ from validator.consensus.ssz.altair import SyncAggregatorSelectionData
 from validator.consensus.ssz.blocks import ProducedBlock
 from validator.signing.attestations import AttestationSigning
 from validator.signing.blocks import BlockSigning
+from validator.signing.epbs import EpbsSigning
 from validator.signing.guards import DEFAULT_FAR_FUTURE_MARGIN_EPOCHS, wall_clock_epoch
 from validator.signing.held_signing import HeldKeySigning, SigningRootOf
 from validator.signing.keys import SigningKeys
@@ -119,6 +117,7 @@ class Signer:
             far_future_margin_epochs=far_future_margin_epochs,
             clock=clock,
         )
+        self._epbs = EpbsSigning(chain, self._signing)
         self._key_listeners: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------ keys
@@ -329,90 +328,18 @@ class Signer:
     async def sign_payload_attestations(
         self, requests: Sequence[PayloadAttestationRequest]
     ) -> list[SigningResult]:
-        """PTC votes (PayloadAttestationData under DOMAIN_PTC_ATTESTER), one sign_many per data."""
-        kind = SigningKind.PAYLOAD_ATTESTATION
-        by_root: dict[bytes, View] = {}
-        jobs = []
-        for request in requests:
-            refusal = self._gloas_only(int(request.data.slot))
-            if refusal is not None:
-                results = [SigningResult(r.pubkey, refusal=refusal) for r in requests]
-                self._log_batch_refusals(kind, results)
-                return results
-            root = payload_attestation_signing_root(self.chain, request.data)
-            by_root[root] = request.data
-            jobs.append((request.pubkey, root))
-        return await self._sign_batch(
-            kind,
-            jobs,
-            lambda root: request_for(
-                SignType.PAYLOAD_ATTESTATION_MESSAGE,
-                self.chain,
-                by_root[root],
-                root,
-                version=self._fork_of_slot(int(by_root[root].slot)),
-            ),
-        )
+        """PTC votes (``PayloadAttestationData``), one result each."""
+        return await self._epbs.sign_payload_attestations(requests)
 
     async def sign_execution_payload_envelope(
         self, pubkey: bytes, envelope: View, slot: int
     ) -> View:
-        """A self-built block's ExecutionPayloadEnvelope (DOMAIN_BEACON_BUILDER, the block's
-        fork); returns the SignedExecutionPayloadEnvelope."""
-        containers = gloas.containers(self.chain.preset)
-        _require_preset_type(envelope, containers.ExecutionPayloadEnvelope, self.chain)
-        self._refuse_outside_gloas(SigningKind.EXECUTION_PAYLOAD_ENVELOPE, pubkey, slot)
-        signature = await self._sign_one(
-            SigningKind.EXECUTION_PAYLOAD_ENVELOPE,
-            pubkey,
-            lambda: execution_payload_envelope_signing_root(self.chain, envelope, slot),
-            lambda root: request_for(
-                SignType.EXECUTION_PAYLOAD_ENVELOPE,
-                self.chain,
-                envelope,
-                root,
-                version=self._fork_of_slot(slot),
-            ),
-        )
-        return containers.SignedExecutionPayloadEnvelope(message=envelope, signature=signature)
+        """A self-built block's envelope; returns the ``SignedExecutionPayloadEnvelope``."""
+        return (await self._epbs.sign_execution_payload_envelope(pubkey, envelope, slot)).signed
 
-    async def sign_proposer_preferences(
-        self, pubkey: bytes, preferences: View
-    ) -> gloas.SignedProposerPreferences:
-        """ProposerPreferences under the fork of the proposal's epoch (signed one epoch ahead)."""
-        proposal_slot = int(preferences.proposal_slot)
-        self._refuse_outside_gloas(SigningKind.PROPOSER_PREFERENCES, pubkey, proposal_slot)
-        signature = await self._sign_one(
-            SigningKind.PROPOSER_PREFERENCES,
-            pubkey,
-            lambda: proposer_preferences_signing_root(self.chain, preferences),
-            lambda root: request_for(
-                SignType.PROPOSER_PREFERENCES,
-                self.chain,
-                preferences,
-                root,
-                version=self._fork_of_slot(proposal_slot),
-            ),
-        )
-        return gloas.SignedProposerPreferences(message=preferences, signature=signature)
-
-    def _fork_of_slot(self, slot: int) -> ForkName:
-        return self.chain.fork_name_at(self.chain.epoch_at_slot(slot))
-
-    def _gloas_only(self, slot: int) -> Refusal | None:
-        """A Gloas message for a slot before the chain's Gloas fork has no domain there."""
-        if self.chain.is_gloas_slot(slot):
-            return None
-        return Refusal(
-            RefusalReason.WRONG_FORK,
-            f"slot {slot} is before the chain's Gloas fork (epoch {self.chain.gloas_fork_epoch})",
-        )
-
-    def _refuse_outside_gloas(self, kind: SigningKind, pubkey: bytes, slot: int) -> None:
-        refusal = self._gloas_only(slot)
-        if refusal is not None:
-            self._refused(kind, [pubkey], refusal, f"slot {slot}")
-            raise SigningRefusedError(kind, pubkey, refusal)
+    async def sign_proposer_preferences(self, pubkey: bytes, preferences: View) -> View:
+        """``ProposerPreferences``; returns the ``SignedProposerPreferences``."""
+        return (await self._epbs.sign_proposer_preferences(pubkey, preferences)).signed
 
     # ------------------------------------------------------------------ not slashable, batches
 
