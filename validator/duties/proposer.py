@@ -8,6 +8,9 @@
 4. Refuse a block that is not the one asked for (another slot or proposer).
 5. The signer records the slot durably, then signs.
 6. Publish to every node, blinded or not as produced, with ``Eth-Consensus-Version``.
+
+From Gloas on the proposal goes through ``validator.duties.gloas_proposal`` (produceBlockV4,
+the block and its self-built envelope).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from validator.duties.context import (
     refuse,
     report,
 )
+from validator.duties.gloas_proposal import GloasProposer
 from validator.duties.metrics import DutyKind, DutyResult
 from validator.signing.types import SigningRefusedError
 
@@ -41,9 +45,13 @@ KIND = DutyKind.BLOCK
 class BlockProposer:
     def __init__(self, context: DutyContext) -> None:
         self._ctx = context
+        self._gloas = GloasProposer(context)
 
     async def propose(self, slot: int, duty: ProposerDuty) -> DutyResult:
-        result, detail = await self._propose(slot, duty)
+        if self._ctx.chain.is_gloas_slot(slot):
+            result, detail = await self._gloas.propose(slot, duty)
+        else:
+            result, detail = await self._propose(slot, duty)
         report(slot, KIND, [(duty.validator_index, result)], {result: detail})
         return result
 

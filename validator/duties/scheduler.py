@@ -8,6 +8,12 @@ Each slot starts three flows, each its own task so none can delay another:
 - sync committee, the message at the head event or one third, contributions at
   two thirds.
 
+From Gloas on the times are the spec's basis points of the slot (attestations and sync
+messages at 25%, aggregates and contributions at 50%), a fourth flow casts the payload
+timeliness committee's votes (at ``PAYLOAD_DUE_BPS``, due by ``PAYLOAD_ATTESTATION_DUE_BPS``),
+and each epoch's work signs proposer preferences (from one epoch before the fork) instead of
+``prepare_beacon_proposer``.
+
 Every flow has a deadline (the end of the next slot), after which it is
 cancelled: a message that late is worthless, and a stuck beacon node must not
 pile up tasks. Within it, each message kind has its own send deadline
@@ -43,7 +49,9 @@ from validator.consensus.spec import BeforeGenesisError
 from validator.duties.attester import Attester, SlotAttestations
 from validator.duties.context import DutyContext
 from validator.duties.metrics import CURRENT_SLOT, HEAD_SLOT
+from validator.duties.preferences import ProposerPreferencesDuty
 from validator.duties.proposer import BlockProposer
+from validator.duties.ptc import PayloadTimelinessDuties
 from validator.duties.sync_committee import SyncCommitteeDuties
 from validator.duties.tracker import DutyListKind, FetchReason, Refetch
 
@@ -76,6 +84,8 @@ class DutyScheduler:
         self.proposer = BlockProposer(context)
         self.attester = Attester(context)
         self.sync = SyncCommitteeDuties(context)
+        self.ptc = PayloadTimelinessDuties(context)
+        self.preferences = ProposerPreferencesDuty(context)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._heads: dict[int, asyncio.Event] = {}
         self._head_roots: dict[int, bytes] = {}
@@ -283,12 +293,46 @@ class DutyScheduler:
         self._spawn(self._proposal_flow(slot), f"proposal-{slot}", clock.slot_start(slot + 1))
         self._spawn(self._attestation_flow(slot), f"attestation-{slot}", deadline)
         self._spawn(self._sync_flow(slot), f"sync-{slot}", deadline)
+        if chain.is_gloas_slot(slot):
+            self._spawn(self._ptc_flow(slot), f"ptc-{slot}", clock.slot_start(slot + 1))
         for old in [key for key in self._heads if key < slot - 2]:
             self._heads.pop(old, None)
             self._head_roots.pop(old, None)
         self.attester.forget_before(slot - 1)
 
     # -- flows -------------------------------------------------------------------
+
+    def _first_due(self, slot: int) -> float:
+        """When attestations and sync messages go out: one third into the slot, or
+        ``ATTESTATION_DUE_BPS_GLOAS`` (and ``SYNC_MESSAGE_DUE_BPS_GLOAS``) from Gloas on."""
+        clock, chain = self._ctx.clock, self._ctx.chain
+        if chain.is_gloas_slot(slot):
+            deadlines = chain.gloas_deadlines
+            return clock.slot_bps(
+                slot, min(deadlines.attestation_due_bps, deadlines.sync_message_due_bps)
+            )
+        return clock.slot_fraction(slot, 1, 3)
+
+    def _second_due(self, slot: int) -> float:
+        """When aggregates and contributions go out: two thirds, or the Gloas BPS."""
+        clock, chain = self._ctx.clock, self._ctx.chain
+        if chain.is_gloas_slot(slot):
+            deadlines = chain.gloas_deadlines
+            return clock.slot_bps(
+                slot, min(deadlines.aggregate_due_bps, deadlines.contribution_due_bps)
+            )
+        return clock.slot_fraction(slot, 2, 3)
+
+    async def _ptc_flow(self, slot: int) -> None:
+        """The keys' PTC votes for ``slot``, asked once the node has judged the payload."""
+        clock = self._ctx.clock
+        seats = await self._ctx.tracker.ptc_at(slot)
+        if not seats:
+            return
+        await clock.sleep_until(
+            clock.slot_bps(slot, self._ctx.chain.gloas_deadlines.payload_due_bps)
+        )
+        await self.ptc.attest(slot, seats)
 
     async def _proposal_flow(self, slot: int) -> None:
         duty = await self._ctx.tracker.proposer_at(slot)
@@ -308,9 +352,9 @@ class DutyScheduler:
         duties = await self._ctx.tracker.attesters_at(slot)
         if not duties:
             return
-        await self._wait_for_head(slot, clock.slot_fraction(slot, 1, 3))
+        await self._wait_for_head(slot, self._first_due(slot))
         made: SlotAttestations = await self.attester.attest(slot, duties)
-        await clock.sleep_until(clock.slot_fraction(slot, 2, 3))
+        await clock.sleep_until(self._second_due(slot))
         # A re-org since may have re-shuffled the committees: aggregate only for the
         # duties that still hold, as they now are.
         still = set(await self._ctx.tracker.attesters_at(slot))
@@ -327,11 +371,11 @@ class DutyScheduler:
         members = await self._ctx.tracker.sync_members_at(slot)
         if not members:
             return
-        head_root = await self._wait_for_head(slot, clock.slot_fraction(slot, 1, 3))
+        head_root = await self._wait_for_head(slot, self._first_due(slot))
 
         async def members_flow(group: list[SyncDuty]) -> None:
             root = await self.sync.send_messages(slot, group, head_root)
-            await clock.sleep_until(clock.slot_fraction(slot, 2, 3))
+            await clock.sleep_until(self._second_due(slot))
             await self.sync.send_contributions(slot, group, root)
 
         # Local and remote keys apart: a slow remote signer holds back no local member.
@@ -361,7 +405,8 @@ class DutyScheduler:
             self._subscribe(epoch),
             self._subscribe(epoch + 1),
             self._subscribe_sync(epoch),
-            self._prepare_proposers(),
+            self._prepare_proposers(epoch),
+            self.preferences.announce(epoch),
         )
 
     def _on_keys_changed(self) -> None:
@@ -382,7 +427,8 @@ class DutyScheduler:
             await asyncio.gather(
                 tracker.prepare_epoch(epoch), self._subscribe(epoch), self._subscribe(epoch + 1)
             )
-            await self._prepare_proposers()
+            await self._prepare_proposers(epoch)
+            await self.preferences.announce(epoch)
 
     def _on_refetch(self, refetch: Refetch) -> None:
         if refetch.kind is DutyListKind.ATTESTER:
@@ -449,7 +495,9 @@ class DutyScheduler:
         except BeaconNodeError as error:
             log.warning("sync committee subscriptions for epoch %d failed: %s", epoch, error)
 
-    async def _prepare_proposers(self) -> None:
+    async def _prepare_proposers(self, epoch: int) -> None:
+        if self._ctx.chain.is_gloas_epoch(epoch):
+            return  # proposer preferences carry the fee recipient from Gloas on
         settings = self._ctx.settings
         preparations = []
         for pubkey, index in sorted(self._ctx.tracker.indices.items(), key=lambda item: item[1]):
