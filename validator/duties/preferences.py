@@ -10,7 +10,7 @@ A key without a fee recipient has no preferences to announce (skipped).
 
 from __future__ import annotations
 
-from validator.beacon import ProposerDuties
+from validator.beacon import BeaconNodeError, ProposerDuties
 from validator.consensus.ssz import gloas, to_json
 from validator.duties.context import DutyContext, publish_in_time, report
 from validator.duties.metrics import DutyKind, DutyResult
@@ -41,8 +41,8 @@ class ProposerPreferencesDuty:
         for proposal_epoch in (epoch, epoch + 1):
             if not ctx.chain.is_gloas_epoch(proposal_epoch):
                 continue
-            duties = await ctx.tracker.get(DutyListKind.PROPOSER, proposal_epoch)
-            if not isinstance(duties, ProposerDuties):
+            duties = await self._proposers(proposal_epoch, proposal_epoch > epoch)
+            if duties is None:
                 continue
             for duty in duties.duties:
                 key = (duty.slot, duty.validator_index, duties.dependent_root)
@@ -55,6 +55,18 @@ class ProposerPreferencesDuty:
                 self._sent.add(key)
                 await self._announce_one(duty.slot, duty.validator_index, duty.pubkey, duties)
         self._sent = {key for key in self._sent if key[0] > now_slot}
+
+    async def _proposers(self, epoch: int, ahead: bool) -> ProposerDuties | None:
+        """The epoch's proposer duties. The next epoch's are asked directly and not kept:
+        they may still change with the dependent root before the epoch begins, and the
+        proposal flow must then read the epoch's own fetch, not this early one."""
+        if not ahead:
+            held = await self._ctx.tracker.get(DutyListKind.PROPOSER, epoch)
+            return held if isinstance(held, ProposerDuties) else None
+        try:
+            return await self._ctx.client.get_proposer_duties(epoch)
+        except BeaconNodeError:
+            return None
 
     async def _announce_one(
         self, slot: int, index: int, pubkey: bytes, duties: ProposerDuties

@@ -16,6 +16,7 @@ import orjson
 from aiohttp import web
 
 from validator.consensus.encoding import parse_hex, parse_uint
+from validator.consensus.forks import FAR_FUTURE_EPOCH, ForkName
 from validator.devnet.beacon_api.errors import ApiError, error_body
 from validator.devnet.chain.fault_modes import Availability
 from validator.devnet.chain.simulated_chain import FORK, DevnetChain
@@ -126,10 +127,23 @@ def require_consensus_version(request: web.Request) -> None:
     version = request.headers.get("Eth-Consensus-Version")
     if version is None:
         raise ApiError(400, "missing Eth-Consensus-Version header")
-    if version.lower() != FORK.value:
+    # Before the Gloas fork the chain's fork is Fulu; from it on Gloas (and a message of the
+    # fork's last Fulu slots may still arrive under Fulu's name).
+    allowed = {FORK.value}
+    if _chain_has_gloas(request):
+        allowed.add(ForkName.GLOAS.value)
+    if version.lower() not in allowed:
         raise ApiError(
             400, f"Eth-Consensus-Version {version} does not match the chain's fork {FORK.value}"
         )
+
+
+CHAIN_KEY = "devnet_chain"
+
+
+def _chain_has_gloas(request: web.Request) -> bool:
+    chain = request.app.get(CHAIN_KEY)
+    return chain is not None and chain.spec.gloas_fork_epoch != FAR_FUTURE_EPOCH
 
 
 

@@ -65,6 +65,14 @@ SUMMARY_KEYS = (
     "slashable_messages",
     "missed_duties",
     "client_refusals",
+    "payload_attestations_expected",
+    "payload_attestations_received",
+    "late_payload_attestations",
+    "missed_payload_attestations",
+    "envelopes_expected",
+    "envelopes_received",
+    "missed_envelopes",
+    "proposer_preferences_received",
 )
 
 
@@ -76,6 +84,8 @@ class DevnetOptions:
     slots_per_epoch: int = 8
     #: The chain's preset (``mainnet`` or ``minimal``); the client reads it from the chain.
     preset: str = "mainnet"
+    #: Schedule Gloas (ePBS) at this epoch (``--gloas-fork-epoch``); None: Fulu throughout.
+    gloas_fork_epoch: int | None = None
     validators_dir: Path = Path("devnet-validators")
     beacon_port: int = 0
     fault: str | None = None
@@ -119,6 +129,7 @@ async def start_chain(options: DevnetOptions) -> DevnetProcess:
             port=options.beacon_port,
             genesis_delay=options.genesis_delay,
             preset=options.preset,
+            gloas_fork_epoch=options.gloas_fork_epoch,
             ready_timeout=CHAIN_START_TIMEOUT,
             own_session=True,
         )
