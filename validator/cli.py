@@ -397,6 +397,14 @@ def devnet_command(
             help="Schedule Gloas (ePBS) at this epoch of a new chain (default: not scheduled).",
         ),
     ] = None,
+    suggested_fee_recipient: Annotated[
+        str | None,
+        typer.Option(
+            "--suggested-fee-recipient",
+            help="The proposers' fee recipient (0x + 40 hex digits); a Gloas devnet uses "
+            "0xde7e...de7e when not given.",
+        ),
+    ] = None,
     validators_dir: Annotated[
         Path,
         typer.Option(
@@ -451,6 +459,7 @@ def devnet_command(
         slots_per_epoch=slots_per_epoch,
         preset=preset,
         gloas_fork_epoch=gloas_fork_epoch,
+        suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         validators_dir=validators_dir,
         beacon_port=beacon_port,
         fault=fault,

@@ -64,6 +64,7 @@ RUN_COUNTERS = (
     "envelopes_received",
     "missed_envelopes",
     "proposer_preferences_received",
+    "stale_proposer_preferences",
 )
 
 

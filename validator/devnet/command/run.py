@@ -86,6 +86,9 @@ class DevnetOptions:
     preset: str = "mainnet"
     #: Schedule Gloas (ePBS) at this epoch (``--gloas-fork-epoch``); None: Fulu throughout.
     gloas_fork_epoch: int | None = None
+    #: The client's ``--suggested-fee-recipient``; on a chain with Gloas, DEVNET_FEE_RECIPIENT
+    #: when not given, so that every proposal has preferences to announce.
+    suggested_fee_recipient: bytes | None = None
     validators_dir: Path = Path("devnet-validators")
     beacon_port: int = 0
     fault: str | None = None
@@ -111,6 +114,16 @@ class DevnetOptions:
     progress: bool | None = None
     #: A new chain's genesis this long after the chain process is up.
     genesis_delay: float = NEW_CHAIN_GENESIS_DELAY
+
+
+DEVNET_FEE_RECIPIENT = bytes.fromhex("de7e" * 10)
+"""The fee recipient of a Gloas devnet's proposers when none is given (no real address)."""
+
+
+def _fee_recipient(options: DevnetOptions) -> bytes | None:
+    if options.suggested_fee_recipient is not None or options.gloas_fork_epoch is None:
+        return options.suggested_fee_recipient
+    return DEVNET_FEE_RECIPIENT
 
 
 async def start_chain(options: DevnetOptions) -> DevnetProcess:
@@ -384,6 +397,7 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 middlewares=_strict_middlewares() if options.strict else (),
                 progress=False,
                 health_check_interval=max(1.0, options.seconds_per_slot),
+                suggested_fee_recipient=_fee_recipient(options),
             )
         )
         if progress is not None:
