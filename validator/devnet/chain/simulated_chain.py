@@ -143,6 +143,8 @@ class DevnetChain:
         """proposal slot -> (validator, fee recipient, gas limit) of verified preferences."""
         self.envelopes_due: dict[bytes, tuple[int, int, Any]] = {}
         """block root -> (slot, proposer, envelope) of self-built blocks this chain produced."""
+        self.block_arrivals: dict[bytes, float] = {}
+        """Gloas block root -> when it was accepted (whether the PTC could have seen it)."""
         self.envelopes_owed: dict[int, bytes] = {}
         """slot -> the accepted self-built block whose envelope its proposer owes."""
         self.envelopes_seen: dict[bytes, float] = {}
@@ -286,6 +288,15 @@ class DevnetChain:
     def gas_limit(self, validator_index: int) -> int:
         registered = self.registrations.get(validator_index)
         return registered[1] if registered else DEFAULT_GAS_LIMIT
+
+    def _block_in_time_for_ptc(self, root: bytes, slot: int) -> bool:
+        """A block that came after PAYLOAD_DUE_BPS finds the PTC already asked (204: no
+        block seen), so its seats owe no vote."""
+        arrived = self.block_arrivals.get(root)
+        due = self.slot_start(slot) + self.spec.ms_into_slot(
+            self.spec.gloas_deadlines.payload_due_bps
+        ) / 1000
+        return arrived is not None and arrived <= due
 
     def slot_counted(self, slot: int) -> bool:
         """Whether duties of ``slot`` are judged (the ledger counts from a start slot on)."""
@@ -436,7 +447,7 @@ class DevnetChain:
         previous = slot - 1
         if previous >= 0 and self.is_gloas_slot(previous) and self.slot_counted(previous):
             block = self.tree.canonical_at(previous)
-            if block is not None:
+            if block is not None and self._block_in_time_for_ptc(block.root, previous):
                 # Every PTC member of a slot with a block owes one vote (one per validator),
                 # due PAYLOAD_ATTESTATION_DUE_BPS into it: all are in when the next slot starts.
                 owed = set(self.duties.ptc(previous))
@@ -458,6 +469,8 @@ class DevnetChain:
             del self.envelopes_due[root]
         for root in [r for r in self.envelopes_seen if r not in self.envelopes_due]:
             del self.envelopes_seen[root]
+        for root in [r for r in self.block_arrivals if r not in self.envelopes_due]:
+            del self.block_arrivals[root]
         self.aggregate_cache = {
             key: value
             for key, value in self.aggregate_cache.items()

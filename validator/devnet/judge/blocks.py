@@ -211,6 +211,7 @@ async def publish_block(
     chain.ledger.block_accepted(slot)
     chain.ledger.count("blocks_proposed")
     if root in chain.envelopes_due:
+        chain.block_arrivals[root] = now
         chain.ledger.count("envelopes_expected")  # a self-built Gloas block: its payload owed
         if slot >= chain.ledger.count_from_slot:
             chain.envelopes_owed[slot] = root
