@@ -9,13 +9,15 @@ lines over its stdin and stdout. Each request names a preset and an operation:
 - ``signing_root``: the pyspec's compute_signing_root of that object under
   compute_domain(``domain_type``, ``fork_version``, ``genesis_validators_root``);
 - ``constants``: the named constants' values;
-- ``compute_ptc``: not used by the client; see the simulated chain's tests.
+- ``balance_weighted_selection``: ``compute_balance_weighted_selection`` as ``compute_ptc``
+  calls it (no shuffling), on given candidates, balances and seed.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from types import SimpleNamespace
 from typing import Any
 
 
@@ -35,6 +37,23 @@ def _answer(specs: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
             value = getattr(spec, name) if hasattr(spec, name) else getattr(spec.config, name)
             values[name] = "0x" + bytes(value).hex() if isinstance(value, bytes) else int(value)
         return {"values": values}
+    if operation == "balance_weighted_selection":
+        # The pyspec reads only ``state.validators[index].effective_balance``, by index.
+        validators = [SimpleNamespace(effective_balance=spec.Gwei(0))] * (
+            max(request["indices"]) + 1
+        )
+        for index, balance in zip(request["indices"], request["balances"], strict=True):
+            validators[index] = SimpleNamespace(effective_balance=spec.Gwei(balance))
+        # The uncached function: the compiled pyspec wraps it in a cache keyed on the
+        # state's validators root, which this stand-in state has no need of.
+        selected = spec._compute_balance_weighted_selection(
+            SimpleNamespace(validators=validators),
+            [spec.ValidatorIndex(index) for index in request["indices"]],
+            spec.Bytes32(bytes.fromhex(request["seed"])),
+            spec.Uint64(request["size"]),
+            shuffle_indices=False,
+        )
+        return {"selected": [int(index) for index in selected]}
     ssz_type = getattr(spec, request["type"])
     value = spec.ssz_deserialize(ssz_type, bytes.fromhex(request["ssz"]))
     if operation == "root":

@@ -235,3 +235,27 @@ def test_signing_roots_match_the_pyspec(oracle: GloasOracle, preset_name: str) -
             proposer_preferences_signing_root(chain, preferences),
         )
     assert chain.fork_version_at(GLOAS_EPOCH) != chain.fork_version_at(GLOAS_EPOCH - 1)
+
+
+@pytest.mark.parametrize("preset_name", sorted(PRESETS))
+def test_the_devnet_ptc_draw_is_the_spec_selection(oracle: GloasOracle, preset_name: str) -> None:
+    """The simulated chain's PTC: the pinned spec's balance-weighted selection over the
+    slot's committees (its candidates, balances and seed here random; duplicates kept)."""
+    from validator.devnet.chain.shuffling import compute_balance_weighted_selection
+
+    rng = random.Random(f"ptc/{preset_name}")
+    size = PRESETS[preset_name].PTC_SIZE
+    for _ in range(3):
+        indices = rng.sample(range(10_000), rng.randint(1, 200))
+        balances = [rng.choice([32, 64, 1024, 2048]) * 10**9 for _ in indices]
+        seed = rng.randbytes(32)
+        ours = compute_balance_weighted_selection(indices, balances, seed, size)
+        answer = oracle.ask(
+            op="balance_weighted_selection",
+            preset=preset_name,
+            indices=indices,
+            balances=balances,
+            seed=seed.hex(),
+            size=size,
+        )
+        assert ours == answer["selected"]
