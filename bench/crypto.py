@@ -4,7 +4,7 @@
 
 Prints ``crypto_backend.info()`` first. Each line times our call and its
 baseline in alternating rounds (so load on the machine hits both alike), prints
-the medians, their ratio, and the ratio the issue asks for with PASS or MISS. It
+the medians, their ratio, and the line's goal ratio with PASS or MISS. It
 always exits 0: the figures are for a person to judge. Every line's call is made
 once before any timing (lane threads started, keys cached where the line says
 so). A watcher thread samples this process's children every 100 ms all along; the last line
@@ -117,7 +117,7 @@ class ChildWatch:
 
 def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> None:
     """The SIMD layer against VALIDATOR_BLS_SIMD=off, one thread. Where the CPU has
-    AVX-512 IFMA the lines carry issue 12's goals; elsewhere ``auto`` is the blst path
+    AVX-512 IFMA the lines carry the SIMD layer's goals; elsewhere ``auto`` is the blst path
     itself, so each line shows what the dispatch costs (goal: within 1.03x)."""
     ifma = simd.ifma_available()
     auto_path = "avx512ifma" if ifma else "none"

@@ -9,11 +9,12 @@ Prints, in one run:
 3. the import of a complete interchange of 10,000 validators x 1,000 attestations and 100
    blocks (generated in a temp dir, deleted afterwards): time and peak RSS, against a bare
    streaming parse of the same file with ijson's yajl2 C backend;
-4. the shared PostgreSQL record on a local server (a throwaway cluster started here with
-   the server's default durability, fsync and synchronous_commit on, unless --db URL names
-   one): the same 10,000-key batch as one transaction, against the file record's batch of
-   part 1 and against one transaction per key; and the import of part 3's file into the
-   database, against the file record's import.
+4. with --db URL (a PostgreSQL server's database this run may create databases beside),
+   the shared PostgreSQL record: the same 10,000-key batch as one transaction, against the
+   file record's batch of part 1 and against one transaction per key; and the import of
+   part 3's file into the database, against the file record's import. Without --db it
+   says part 4 was not run. The recorded figures used a local server with its default
+   durability (fsync and synchronous_commit on) on a Unix socket.
 
 `--batch-only` prints 1, 2 and 4's batch lines alone (seconds instead of minutes).
 """
@@ -166,7 +167,7 @@ def _batch_series(
             started = time.perf_counter()
             verdicts = record.record_attestations(items)
             batch_times.append(time.perf_counter() - started)
-            assert all(verdicts)
+            assert all(verdict.allowed for verdict in verdicts)
             data = record.path.read_bytes()
             started = time.perf_counter()
             write_durably(floor_path, data)
@@ -198,7 +199,7 @@ def bench_batch(directory: Path, keys: int = 10_000, rounds: int = 20) -> float:
     with SlashingProtection.open(directory / "one-checkpoint", bytes(32)) as record:
         started = time.perf_counter()
         for pubkey in single_keys:
-            assert record.record_attestations([(pubkey, rounds, rounds + 1)]) == [True]
+            assert record.record_attestations([(pubkey, rounds, rounds + 1)])[0].allowed
         single_s = time.perf_counter() - started
     batch_ms, floor_ms = _median_ms(batch_times), _median_ms(floor_times)
     mixed_ms, mixed_floor_ms = _median_ms(mixed_times), _median_ms(mixed_floor_times)
@@ -230,19 +231,20 @@ def bench_db_batch(url: str, file_batch_ms: float, keys: int = 10_000, rounds: i
             started = time.perf_counter()
             verdicts = record.record_attestations(items)
             times.append(time.perf_counter() - started)
-            assert all(verdicts)
+            assert all(verdict.allowed for verdict in verdicts)
         for round_index in range(rounds):
             base = 8 * (round_index + rounds)
             items = [(pk, base + i % 4, base + 4 + i % 4) for i, pk in enumerate(pubkeys)]
             started = time.perf_counter()
             verdicts = record.record_attestations(items)
             mixed_times.append(time.perf_counter() - started)
-            assert all(verdicts)
+            assert all(verdict.allowed for verdict in verdicts)
         refused_items = [(pubkey, 0, 1) for pubkey in pubkeys]  # what the other hosts see
         refused_times: list[float] = []
         for _ in range(6):  # the first after passing batches, then slot after slot
             started = time.perf_counter()
-            assert not any(record.record_attestations(refused_items))
+            refused = record.record_attestations(refused_items)
+            assert not any(verdict.allowed for verdict in refused)
             refused_times.append(time.perf_counter() - started)
         refused_ms = refused_times[0] * 1000
         refused_again_ms = _median_ms(refused_times[1:])
@@ -250,7 +252,7 @@ def bench_db_batch(url: str, file_batch_ms: float, keys: int = 10_000, rounds: i
         target = 8 * 2 * rounds + 100
         started = time.perf_counter()
         for pubkey in single_keys:
-            assert record.record_attestations([(pubkey, target, target + 1)]) == [True]
+            assert record.record_attestations([(pubkey, target, target + 1)])[0].allowed
         single_s = time.perf_counter() - started
     db_ms, mixed_ms = _median_ms(times), _median_ms(mixed_times)
     per_key_ms = single_s / len(single_keys) * 1000
@@ -327,29 +329,36 @@ def main() -> None:
     parser.add_argument(
         "--db",
         metavar="URL",
-        help="an empty PostgreSQL database for part 4 (default: a throwaway local cluster)",
+        help="a PostgreSQL database to create part 4's databases from (without it, part 4 is "
+        "not run)",
     )
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, "
           f"ijson backend {ijson.backend}, orjson {orjson.__version__}")
     with tempfile.TemporaryDirectory(prefix="bench-sp-") as temp, _databases(args.db) as urls:
         file_batch_ms = bench_batch(Path(temp))
-        bench_db_batch(urls[0], file_batch_ms)
+        if urls:
+            bench_db_batch(urls[0], file_batch_ms)
+        else:
+            print("shared PostgreSQL record (part 4): not run; pass --db URL of a server's "
+                  "database (postgresql://...) to run it")
         if not args.batch_only:
             bench_import(Path(temp), db_urls=urls[1:])
 
 
 @contextlib.contextmanager
 def _databases(given: str | None) -> Iterator[list[str]]:
-    """Three empty databases with the schema: the batch's and two imports' (fresh ones, so
-    the imports are measured as the first, like the file record's into a new directory)."""
+    """Three empty databases with the schema, made beside ``given``: the batch's and two
+    imports' (fresh ones, so the imports are measured as the first, like the file record's
+    into a new directory). No databases without ``given``."""
+    if given is None:
+        yield []
+        return
     import psycopg
 
-    from bench.support.pg_cluster import Cluster
     from slashing_protection.postgres import db_init, describe_url
 
-    cluster = None if given else Cluster(fsync=True)
-    admin = given or cluster.url()  # type: ignore[union-attr]
+    admin = given
     names = [f"bench_sp_{os.getpid()}_{n}" for n in range(3)]
     try:
         with psycopg.connect(admin, autocommit=True) as connection:
@@ -363,17 +372,14 @@ def _databases(given: str | None) -> Iterator[list[str]]:
         urls = [_with_dbname(admin, name) for name in names]
         for url in urls:
             db_init(url)
-        where = describe_url(admin) if given else "a throwaway local cluster (Unix socket)"
+        where = describe_url(admin)
         print(f"PostgreSQL {version[0] if version else '?'} on {where}; "
               f"{settings[0] if settings else ''}")
         yield urls
     finally:
-        if cluster is not None:
-            cluster.destroy()
-        else:
-            with psycopg.connect(admin, autocommit=True) as connection:
-                for name in names:
-                    connection.execute(f"DROP DATABASE IF EXISTS {name}".encode())
+        with psycopg.connect(admin, autocommit=True) as connection:
+            for name in names:
+                connection.execute(f"DROP DATABASE IF EXISTS {name}".encode())
 
 
 def _with_dbname(url: str, dbname: str) -> str:

@@ -28,9 +28,9 @@ from slashing_protection.interchange import (
 from slashing_protection.rule import (
     NEVER,
     UINT64_MAX,
-    attestation_allowed,
-    attestations_allowed,
-    batch_allowed_by_columns,
+    attestations_safe,
+    batch_safe_by_columns,
+    broken_attestation_rule,
     is_uint64,
 )
 
@@ -163,7 +163,7 @@ class Entries:
         distinct keys of the record and each item passes the rule); otherwise None.
 
         Takes the batch in first, then judges it from the whole columns before and after
-        (`batch_allowed_by_columns`): the columns after are needed anyway, and this costs
+        (`batch_safe_by_columns`): the columns after are needed anyway, and this costs
         less than looking every key up when the batch covers much of the record.
         """
         source, target = self.source.copy(), self.target.copy()
@@ -171,7 +171,7 @@ class Entries:
         target.update(zip(pubkeys, targets, strict=True))
         if len(source) != len(self.source):  # a key that the record does not hold
             return None
-        if not batch_allowed_by_columns(
+        if not batch_safe_by_columns(
             last_sources=self.source.values(),
             sources=source.values(),
             last_targets=self.target.values(),
@@ -239,7 +239,7 @@ def judge_batch(
             entries, pubkeys, sources, targets
         )
     else:
-        verdicts = attestations_allowed(
+        verdicts = attestations_safe(
             sources=sources,
             last_sources=map(entries.source.get, pubkeys, repeat(_UNKNOWN)),
             targets=targets,
@@ -289,8 +289,11 @@ def _judge_in_order(
                 verdicts.append(False)
                 continue
             last = (last_source, entries.target[pubkey])
-        allowed = attestation_allowed(
-            last_source=last[0], last_target=last[1], source=source, target=target
+        allowed = (
+            broken_attestation_rule(
+                last_source=last[0], last_target=last[1], source=source, target=target
+            )
+            is None
         )
         if allowed:
             latest[pubkey] = (source, target)
@@ -302,3 +305,4 @@ def _judge_in_order(
         [latest[pubkey][0] for pubkey in changed],
         [latest[pubkey][1] for pubkey in changed],
     )
+

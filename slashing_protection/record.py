@@ -8,17 +8,17 @@ then taken into memory by swapping one reference, so a failed write changes noth
 crash at any moment leaves either the old or the new record on disk, never a signature the
 record does not cover. Opening (the lock, the fail-closed read) is `record_file`'s.
 
-Every check answers a `Verdict` (allowed, or why not: `verdict.RecordRefusal`); the bool
-methods of the public interface (`record_block`, `record_attestations`, `block_allowed`,
-`attestation_allowed`) are those verdicts' `allowed`.
+Every question about a block or an attestation answers a `Verdict` (allowed, or why not
+and the bound it hit: `verdict`), whether it records (`record_block`,
+`record_attestations`) or only checks (`check_block`, `check_attestation`).
 
 All methods block (callers in asyncio use `slashing_protection.blocking.run_to_completion`)
 and are serialised by an internal lock, so concurrent calls from several threads see one
 order of changes.
 
-Why one module of about 520 lines: it is the one class every signature passes, and
-its check-write-swap order (with the lock re-checked before each write) is reviewed
-as one piece; the entries, the opening and the verdicts are already rooms of their own.
+It is one class because every signature passes it and its check-write-swap order (with
+the lock re-checked before each write) is reviewed as one piece; the entries, the opening
+and the verdicts are rooms of their own.
 """
 
 from __future__ import annotations
@@ -68,19 +68,14 @@ from slashing_protection.record_file import (
     lock_directory,
     remove_leftover,
 )
-from slashing_protection.rule import (
-    NEVER,
-    Watermark,
-    attestation_allowed,
-    block_allowed,
-    merge_maximum,
-)
+from slashing_protection.rule import NEVER, Watermark, merge_maximum
 from slashing_protection.verdict import (
     ALLOWED,
-    NOT_REGISTERED,
-    SLASHABLE,
     WRITE_FAILED,
     Verdict,
+    batch_verdicts,
+    judge_attestation,
+    judge_block,
 )
 
 log = logging.getLogger("slashing_protection")
@@ -252,53 +247,33 @@ class SlashingProtection:
                 to_public(entries.target[pubkey]),
             )
 
-    def block_allowed(self, pubkey: bytes, slot: int) -> bool:
-        """Would record_block allow this? Records nothing (the signer's cheap pre-check)."""
-        return self.block_verdict(pubkey, slot).allowed
-
-    def block_verdict(self, pubkey: bytes, slot: int) -> Verdict:
-        """`block_allowed` with the reason of a refusal. Records nothing."""
+    def check_block(self, pubkey: bytes, slot: int) -> Verdict:
+        """Would `record_block` allow this? Records nothing (the signer's cheap pre-check)."""
         check_uint64(slot, "slot")
         with self._mutex:
             self._check_open()
-            return _block_verdict(self._entries, pubkey, slot)
+            return judge_block(self._entries.slot.get(pubkey), slot)
 
-    def attestation_allowed(self, pubkey: bytes, source: int, target: int) -> bool:
-        """Would record_attestations allow this one? Records nothing."""
-        return self.attestation_verdict(pubkey, source, target).allowed
-
-    def attestation_verdict(self, pubkey: bytes, source: int, target: int) -> Verdict:
-        """`attestation_allowed` with the reason of a refusal. Records nothing."""
+    def check_attestation(self, pubkey: bytes, source: int, target: int) -> Verdict:
+        """Would `record_attestations` allow this one? Records nothing."""
         check_uint64(source, "source")
         check_uint64(target, "target")
         with self._mutex:
             self._check_open()
             entries = self._entries
             last_source = entries.source.get(pubkey)
-            if last_source is None:
-                return NOT_REGISTERED
-            if attestation_allowed(
-                last_source=last_source,
-                last_target=entries.target[pubkey],
-                source=source,
-                target=target,
-            ):
-                return ALLOWED
-            return SLASHABLE
+            last = None if last_source is None else (last_source, entries.target[pubkey])
+            return judge_attestation(last, source, target)
 
     # ------------------------------------------------------------------ recording
 
-    def record_block(self, pubkey: bytes, slot: int) -> bool:
-        """True only when the block is allowed and durably recorded; False otherwise."""
-        return self.record_block_verdict(pubkey, slot).allowed
-
-    def record_block_verdict(self, pubkey: bytes, slot: int) -> Verdict:
-        """`record_block` with the reason of a refusal: allowed only once durably recorded."""
+    def record_block(self, pubkey: bytes, slot: int) -> Verdict:
+        """Allowed only when the block is allowed and durably recorded; otherwise why not."""
         check_pubkey(pubkey)
         check_uint64(slot, "slot")
         with self._mutex:
             self._check_open()
-            verdict = _block_verdict(self._entries, pubkey, slot)
+            verdict = judge_block(self._entries.slot.get(pubkey), slot)
             if not verdict.allowed:
                 return verdict
             updated = self._entries.with_block(pubkey, slot)
@@ -309,38 +284,14 @@ class SlashingProtection:
             self._entries = updated
             return ALLOWED
 
-    def record_attestations(self, items: Sequence[tuple[bytes, int, int]]) -> list[bool]:
+    def record_attestations(self, items: Sequence[tuple[bytes, int, int]]) -> list[Verdict]:
         """Judge a batch of (pubkey, source, target) and record the allowed ones in one write.
 
-        A key appearing twice is judged against its earlier verdict in the same batch. When
-        the write fails every item answers False and nothing changes.
+        A key appearing twice is judged against its earlier item in the same batch. When the
+        write fails, every item the rule allows answers `write_failed` and nothing changes.
         """
-        allowed, written, _, _ = self._record_batch(items)
-        return allowed if written else [False] * len(allowed)
-
-    def record_attestations_verdicts(
-        self, items: Sequence[tuple[bytes, int, int]]
-    ) -> list[Verdict]:
-        """`record_attestations` with the reason of each refusal; an item the rule allows
-        that is not recorded because the write failed answers `WRITE_FAILED`."""
-        allowed, written, pubkeys, judged = self._record_batch(items)
-        if written and all(allowed):
-            return [ALLOWED] * len(allowed)
-        known = judged.slot
-        passed = ALLOWED if written else WRITE_FAILED
-        return [
-            passed if ok else SLASHABLE if pubkey in known else NOT_REGISTERED
-            for pubkey, ok in zip(pubkeys, allowed, strict=True)
-        ]
-
-    def _record_batch(
-        self, items: Sequence[tuple[bytes, int, int]]
-    ) -> tuple[list[bool], bool, list[bytes], Entries]:
-        """Judge a batch and record its allowed items in one write. Answers, per item,
-        whether the rule allows it; whether the write (when one was needed) succeeded; the
-        items' keys; and the entries they were judged against."""
         if not items:
-            return [], True, [], self._entries
+            return []
         try:
             pubkeys = [pubkey for pubkey, _, _ in items]  # raises unless each is a triple
             sources = list(map(_second, items))
@@ -351,18 +302,21 @@ class SlashingProtection:
             self._check_open()
             judged = self._entries
             try:
-                allowed, updated = judge_batch(judged, pubkeys, sources, targets)
+                safe, updated = judge_batch(judged, pubkeys, sources, targets)
             except TypeError:  # an unhashable key, or a value that does not compare with int
                 check_columns(pubkeys, sources, targets)
                 raise
-            if updated is None:  # nothing allowed
-                return allowed, True, pubkeys, judged
-            try:
-                self._write(updated)
-            except RecordWriteError:
-                return allowed, False, pubkeys, judged
-            self._entries = updated
-            return allowed, True, pubkeys, judged
+            written = True
+            if updated is not None:
+                try:
+                    self._write(updated)
+                    self._entries = updated
+                except RecordWriteError:
+                    written = False
+        if written and all(safe):
+            return [ALLOWED] * len(safe)
+        passed = ALLOWED if written else WRITE_FAILED
+        return batch_verdicts(judged.source, judged.target, items, safe, passed)
 
     # ------------------------------------------------------------------ registering, importing
 
@@ -506,13 +460,6 @@ class SlashingProtection:
             ) from exc
         finally:
             WRITE_SECONDS.observe(time.perf_counter() - started)
-
-
-def _block_verdict(entries: Entries, pubkey: bytes, slot: int) -> Verdict:
-    last = entries.slot.get(pubkey)
-    if last is None:
-        return NOT_REGISTERED
-    return ALLOWED if block_allowed(last_slot=last, slot=slot) else SLASHABLE
 
 
 __all__ = [

@@ -18,6 +18,7 @@ it to these functions' verdicts. Change both or neither.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
 from operator import and_, ge, gt
 from typing import NamedTuple
 
@@ -37,30 +38,47 @@ class Watermark(NamedTuple):
         return cls(None, None, None)
 
 
-def block_allowed(*, last_slot: int, slot: int) -> bool:
-    """A block is allowed only above the highest slot signed (NEVER allows slot 0)."""
-    return slot > last_slot
+class Rule(StrEnum):
+    """One part of the minimal rule: the one a refused message broke."""
+
+    BLOCK_SLOT = "block_slot"
+    """A block's slot must be above the highest block slot signed."""
+    ATTESTATION_SOURCE = "attestation_source"
+    """An attestation's source must be at least the highest source signed."""
+    ATTESTATION_TARGET = "attestation_target"
+    """An attestation's target must be above the highest target signed."""
 
 
-def attestation_allowed(
+def broken_block_rule(*, last_slot: int, slot: int) -> Rule | None:
+    """None when a block is safe: above the highest slot signed (NEVER allows slot 0)."""
+    return None if slot > last_slot else Rule.BLOCK_SLOT
+
+
+def broken_attestation_rule(
     *, last_source: int, last_target: int, source: int, target: int
-) -> bool:
-    """An attestation needs source >= the highest source and target > the highest target."""
-    return source >= last_source and target > last_target
+) -> Rule | None:
+    """None when an attestation is safe: source >= the highest source and target > the
+    highest target (the source is named first when both are broken)."""
+    if source < last_source:
+        return Rule.ATTESTATION_SOURCE
+    if target <= last_target:
+        return Rule.ATTESTATION_TARGET
+    return None
 
 
-def attestations_allowed(
+def attestations_safe(
     *,
     sources: Iterable[int],
     last_sources: Iterable[int],
     targets: Iterable[int],
     last_targets: Iterable[int],
 ) -> list[bool]:
-    """`attestation_allowed` over whole columns at once (C-level loops, for big batches)."""
+    """Whether each attestation is safe (`broken_attestation_rule` is None), over whole
+    columns at once (C-level loops, for big batches)."""
     return list(map(and_, map(ge, sources, last_sources), map(gt, targets, last_targets)))
 
 
-def batch_allowed_by_columns(
+def batch_safe_by_columns(
     *,
     last_sources: Iterable[int],
     sources: Iterable[int],
@@ -76,7 +94,7 @@ def batch_allowed_by_columns(
     of the same key winning) and no key added. Only the batch's keys can change, and there
     are at most `items` of them, so `items` raised targets mean the keys are distinct and
     every item's target is above its key's last; every source at least its last completes
-    `attestation_allowed` for each item. Conversely a batch of distinct keys that are all
+    the rule for each item. Conversely a batch of distinct keys that are all
     allowed passes. (Two C-level passes over the columns: for a batch that covers much of
     the record, cheaper than looking every key up.)
     """

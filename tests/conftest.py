@@ -14,12 +14,12 @@ from typing import Any, cast
 
 import pytest
 
-from bench.support.pg_cluster import Cluster
 from crypto_backend.threads import LANES_ENV
 from slashing_protection.postgres import db_init
 from tests.support.beacon_fixtures import TEST_TIMEOUTS, ClientFactory, NodeStarter
 from tests.support.fake_node import FakeBeaconNode
 from tests.support.official_vectors import official_vectors
+from tests.support.pg_cluster import Cluster
 from tests.support.postgres import fresh_database, start_cluster
 from validator.beacon import BeaconNodeClient
 from validator.devnet.strict_mode.checkers import StrictClientChecker

@@ -196,3 +196,18 @@ def test_the_simulated_chain_imports_only_the_wire_format_of_the_client() -> Non
                     client_imports.add((source, target))
     assert client_imports == set()
     assert "validator.devnet.chain.simulated_chain" in GRAPH
+
+
+def test_the_shared_test_fixtures_import_no_bench_tooling() -> None:
+    # bench/ measures the product and may change with it; what the fixtures share lives
+    # in tests/support, so the suite does not hang on a benchmark's helpers.
+    tests = REPO_ROOT / "tests"
+    shared = [*tests.rglob("conftest.py"), *tests.glob("support/*.py")]
+    assert len(shared) > 5
+    from_bench = {
+        (str(path.relative_to(REPO_ROOT)), imported)
+        for path in shared
+        for imported in _imports_in(path.read_text(), "tests.support")
+        if imported.split(".")[0] == "bench"
+    }
+    assert from_bench == set()

@@ -16,8 +16,8 @@ from slashing_protection.entries import check_pubkey, check_uint64
 from slashing_protection.interchange import PUBKEY_BYTES
 from slashing_protection.rule import (
     UINT64_MAX,
-    attestation_allowed,
-    attestations_allowed,
+    attestations_safe,
+    broken_attestation_rule,
 )
 
 # Stands for "no record" in the column comparisons (as in the file record): no uint64
@@ -221,7 +221,7 @@ def judge_batch(
         last_source = {k: v for k, v in last_source.items() if k not in lowered}
         last_target = {k: v for k, v in last_target.items() if k not in lowered}
     if len(set(pubkeys)) == len(pubkeys):
-        verdicts = attestations_allowed(
+        verdicts = attestations_safe(
             sources=sources,
             last_sources=map(last_source.get, pubkeys, repeat(_UNKNOWN)),
             targets=targets,
@@ -245,8 +245,11 @@ def judge_batch(
                 verdicts.append(False)
                 continue
             last = (stored, last_target[pubkey])
-        allowed = attestation_allowed(
-            last_source=last[0], last_target=last[1], source=source, target=target
+        allowed = (
+            broken_attestation_rule(
+                last_source=last[0], last_target=last[1], source=source, target=target
+            )
+            is None
         )
         if allowed:
             latest[pubkey] = (source, target)

@@ -4,21 +4,19 @@ Every batch is one transaction that locks its keys' rows in pubkey order (`SELEC
 BY pubkey FOR UPDATE`; the lock node sits above the sort, so rows are locked in that
 order and two batches can never deadlock), judges them with `slashing_protection.rule`
 against what the rows hold, raises the allowed keys' watermarks (with GREATEST, so a
-watermark is never lowered even by a bug here) and commits. True is returned only after
+watermark is never lowered even by a bug here) and commits. A verdict is allowed only after
 the commit succeeded, so a signature always follows a durable record; a connection lost
-at any moment before that answers False for the whole batch.
+at any moment before that answers `write_failed` for the whole batch.
 
-The process also remembers, per key, the highest watermark it has committed or read. A
-row found below that (a replica promoted after losing committed transactions, a restored
-old backup) is refused and counted as an alarm: its history is no longer to be trusted.
+The process also remembers, per key, the highest watermark it has committed or read
+(`seen`): a row found below that is refused and counted as an alarm.
 
 Numbers travel as text arrays rendered by orjson and come back aggregated into one string
 per column, so a 10,000-key batch costs two statements and no per-value Python work in
 the driver (the SQL and the judging are `batch`'s; connecting is `session`'s).
 
-Over 500 lines because it is one class with one connection and one mutex: the reading,
-recording, importing and exporting methods of the record's protocol (bools and verdicts),
-the reconnection and the alarm memory they all share. Splitting it would split that state.
+It is one class with one connection and one mutex: the reading, recording, importing and
+exporting methods of the record's protocol and the reconnection they all share.
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from itertools import compress, repeat
-from operator import itemgetter, lt
+from operator import itemgetter
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -72,11 +69,12 @@ from slashing_protection.postgres.batch import (
     keys_param,
     numbers_literal,
 )
-from slashing_protection.postgres.metrics import DB_INCIDENTS, ROLLBACK_ALARMS, TX_RETRIES
+from slashing_protection.postgres.metrics import DB_INCIDENTS, TX_RETRIES
 from slashing_protection.postgres.migrations import (
     ADVISORY_LOCK_KEY,
     check_version,
 )
+from slashing_protection.postgres.seen import SeenWatermarks
 from slashing_protection.postgres.session import (
     Connection,
     DatabaseUnavailableError,
@@ -86,18 +84,16 @@ from slashing_protection.postgres.session import (
     read_chain,
 )
 from slashing_protection.record import DEFAULT_MISSING_HINT
-from slashing_protection.rule import (
-    NEVER,
-    Watermark,
-    attestation_allowed,
-    block_allowed,
-)
+from slashing_protection.rule import NEVER, Watermark
 from slashing_protection.verdict import (
     ALLOWED,
     NOT_REGISTERED,
-    SLASHABLE,
+    ROLLED_BACK,
     WRITE_FAILED,
     Verdict,
+    batch_verdicts,
+    judge_attestation,
+    judge_block,
 )
 
 log = logging.getLogger("slashing_protection")
@@ -127,14 +123,10 @@ class PostgresSlashingProtection:
         self._closed = False
         self._retry_at = 0.0
         self._incident = False
-        # The highest watermark this process has committed or read, per key (NEVER for
-        # none): a stored value below it means the database lost history (the alarm).
-        self._seen_slot: dict[bytes, int] = {}
+        self._seen = SeenWatermarks()
         # Whether the last attestation batch passed in full: a host whose peers sign
         # first is refused slot after slot, and skips the one-statement try until then.
         self._last_batch_passed = True
-        self._seen_source: dict[bytes, int] = {}
-        self._seen_target: dict[bytes, int] = {}
 
     # ------------------------------------------------------------------ opening
 
@@ -219,7 +211,7 @@ class PostgresSlashingProtection:
             self._transaction(work, "open the record")
             self._root = root
             for key in keys:
-                self._seen(key, NEVER, NEVER, NEVER)
+                self._seen.raise_to(key, NEVER, NEVER, NEVER)
 
     # ------------------------------------------------------------------ connection
 
@@ -341,72 +333,6 @@ class PostgresSlashingProtection:
         connection = self._connection
         return None if connection is None or connection.closed else connection.info.backend_pid
 
-    # ------------------------------------------------------------------ the alarm
-
-    def _seen(self, pubkey: bytes, slot: int, source: int, target: int) -> None:
-        """Raise what this process has seen of a key (never lowers it)."""
-        for seen, value in (
-            (self._seen_slot, slot),
-            (self._seen_source, source),
-            (self._seen_target, target),
-        ):
-            if seen.get(pubkey, NEVER) <= value:
-                seen[pubkey] = value
-
-    def _fast_batch_params(
-        self, pubkeys: list[bytes], sources: list[int], targets: list[int]
-    ) -> dict[str, Any] | None:
-        """The one-statement batch's parameters, or None for a batch naming a key twice
-        (each later item must be judged against the earlier one's verdict)."""
-        if len(set(pubkeys)) != len(pubkeys):
-            return None
-        rows = list(
-            zip(
-                sources,
-                targets,
-                map(self._seen_slot.get, pubkeys, repeat(NEVER)),
-                map(self._seen_source.get, pubkeys, repeat(NEVER)),
-                map(self._seen_target.get, pubkeys, repeat(NEVER)),
-                strict=True,
-            )
-        )
-        return grouped_batch_params(pubkeys, rows)
-
-    def _rolled_back(self, locked: LockedRows) -> set[bytes]:
-        """Keys whose rows hold less than this process committed or read (the alarm)."""
-        keys = list(locked.slot)
-        lowered: set[bytes] = set()
-        for column, seen in (
-            (locked.slot, self._seen_slot),
-            (locked.source, self._seen_source),
-            (locked.target, self._seen_target),
-        ):
-            if any(map(lt, column.values(), map(seen.get, keys, repeat(NEVER)))):
-                flags = list(map(lt, column.values(), map(seen.get, keys, repeat(NEVER))))
-                lowered.update(compress(keys, flags))
-        for pubkey in lowered:
-            ROLLBACK_ALARMS.inc()
-            log.error(
-                "ALARM: the slashing-protection database %s holds a lower watermark for "
-                "0x%s than this process has committed or seen before (a failover to a "
-                "replica that lost transactions, or a restored backup?); refusing the key",
-                self.where,
-                pubkey.hex(),
-            )
-        return lowered
-
-    def _remember(self, locked: LockedRows, lowered: set[bytes]) -> None:
-        """Take in the values read under lock (all at or above what was seen)."""
-        if lowered:
-            keep = [key for key in locked.slot if key not in lowered]
-            self._seen_slot.update((key, locked.slot[key]) for key in keep)
-            self._seen_source.update((key, locked.source[key]) for key in keep)
-            self._seen_target.update((key, locked.target[key]) for key in keep)
-        else:
-            self._seen_slot.update(locked.slot)
-            self._seen_source.update(locked.source)
-            self._seen_target.update(locked.target)
-
     # ------------------------------------------------------------------ reading
 
     @property
@@ -436,8 +362,8 @@ class PostgresSlashingProtection:
 
     def _read_one(self, pubkey: bytes) -> tuple[int, int, int] | Verdict:
         """A key's (slot, source, target) to judge against, or the refusal when there is
-        none: `NOT_REGISTERED` for a key without a row, `SLASHABLE` for a row below what
-        this process has seen (rolled back; the recording call raises the alarm). While the
+        none: `NOT_REGISTERED` for a key without a row, `ROLLED_BACK` for a row below what
+        this process has seen (the recording call raises the alarm). While the
         database is unreachable the values come from this process's memory (pre-checks
         only: they record nothing, and the recording call fails closed on its own), and a
         key it never saw answers `WRITE_FAILED`, what recording it would answer."""
@@ -446,29 +372,20 @@ class PostgresSlashingProtection:
                 lambda c: c.execute(READ_ONE, (pubkey,)).fetchone(), "read a key"
             )
         except SlashingProtectionError:
-            if pubkey not in self._seen_slot:
-                return WRITE_FAILED
-            return (
-                self._seen_slot[pubkey],
-                self._seen_source[pubkey],
-                self._seen_target[pubkey],
-            )
+            seen = self._seen.of(pubkey)
+            return WRITE_FAILED if seen is None else seen
         if row is None:
             return NOT_REGISTERED
         slot, source, target = row
-        if (
-            slot < self._seen_slot.get(pubkey, NEVER)
-            or source < self._seen_source.get(pubkey, NEVER)
-            or target < self._seen_target.get(pubkey, NEVER)
-        ):
-            return SLASHABLE
-        self._seen(pubkey, slot, source, target)
+        if self._seen.is_below(pubkey, slot, source, target):
+            return ROLLED_BACK
+        self._seen.raise_to(pubkey, slot, source, target)
         return slot, source, target
 
     def contains(self, pubkey: bytes) -> bool:
         with self._mutex:
             self._check_open()
-            return type(self._read_one(pubkey)) is tuple or pubkey in self._seen_slot
+            return type(self._read_one(pubkey)) is tuple or pubkey in self._seen
 
     def watermark(self, pubkey: bytes) -> Watermark | None:
         """What the record holds for a key, or None when it has no entry."""
@@ -479,26 +396,18 @@ class PostgresSlashingProtection:
             return None
         return Watermark(*(None if value == NEVER else value for value in row))
 
-    def block_allowed(self, pubkey: bytes, slot: int) -> bool:
-        """Would record_block allow this? Records nothing (the signer's cheap pre-check)."""
-        return self.block_verdict(pubkey, slot).allowed
-
-    def block_verdict(self, pubkey: bytes, slot: int) -> Verdict:
-        """`block_allowed` with the reason of a refusal. Records nothing."""
+    def check_block(self, pubkey: bytes, slot: int) -> Verdict:
+        """Would `record_block` allow this? Records nothing (the signer's cheap pre-check)."""
         check_uint64(slot, "slot")
         with self._mutex:
             self._check_open()
             row = self._read_one(pubkey)
         if isinstance(row, Verdict):
             return row
-        return ALLOWED if block_allowed(last_slot=row[0], slot=slot) else SLASHABLE
+        return judge_block(row[0], slot)
 
-    def attestation_allowed(self, pubkey: bytes, source: int, target: int) -> bool:
-        """Would record_attestations allow this one? Records nothing."""
-        return self.attestation_verdict(pubkey, source, target).allowed
-
-    def attestation_verdict(self, pubkey: bytes, source: int, target: int) -> Verdict:
-        """`attestation_allowed` with the reason of a refusal. Records nothing."""
+    def check_attestation(self, pubkey: bytes, source: int, target: int) -> Verdict:
+        """Would `record_attestations` allow this one? Records nothing."""
         check_uint64(source, "source")
         check_uint64(target, "target")
         with self._mutex:
@@ -506,22 +415,16 @@ class PostgresSlashingProtection:
             row = self._read_one(pubkey)
         if isinstance(row, Verdict):
             return row
-        allowed = attestation_allowed(
-            last_source=row[1], last_target=row[2], source=source, target=target
-        )
-        return ALLOWED if allowed else SLASHABLE
+        return judge_attestation((row[1], row[2]), source, target)
 
     # ------------------------------------------------------------------ recording
 
-    def record_block(self, pubkey: bytes, slot: int) -> bool:
-        """True only when the block is allowed and its record committed; False otherwise."""
-        return self.record_block_verdict(pubkey, slot).allowed
+    def record_block(self, pubkey: bytes, slot: int) -> Verdict:
+        """Allowed only once the block is allowed and its record committed.
 
-    def record_block_verdict(self, pubkey: bytes, slot: int) -> Verdict:
-        """`record_block` with the reason of a refusal: allowed only once committed.
-
-        A key without a row is `NOT_REGISTERED`; a slot the rule refuses, or a key whose
-        row was rolled back below what this process saw (the alarm), `SLASHABLE`; an
+        A key without a row is `NOT_REGISTERED`; a slot the rule refuses `slashable` (with
+        the rule and the row's slot), a key whose row was rolled back below what this
+        process saw (the alarm) `ROLLED_BACK`; an
         allowed block whose transaction fails (or a database that cannot be reached, so
         nothing could be judged) `WRITE_FAILED`.
         """
@@ -532,15 +435,10 @@ class PostgresSlashingProtection:
         def work(connection: Connection) -> Verdict:
             outcome.clear()  # a retried attempt judges afresh
             locked = LockedRows(connection.execute(LOCK_ROWS, keys_param([pubkey])).fetchone())
-            lowered = self._rolled_back(locked)
-            last = locked.slot.get(pubkey)
-            if last is None:
-                verdict = NOT_REGISTERED
-            elif lowered or not block_allowed(last_slot=last, slot=slot):
-                verdict = SLASHABLE
-            else:
+            lowered = self._seen.rolled_back(locked, self.where)
+            verdict = ROLLED_BACK if lowered else judge_block(locked.slot.get(pubkey), slot)
+            if verdict.allowed:
                 connection.execute(RAISE_BLOCK, (slot, pubkey))
-                verdict = ALLOWED
             outcome[:] = [locked, lowered, verdict]
             return verdict
 
@@ -557,45 +455,35 @@ class PostgresSlashingProtection:
             finally:
                 WRITE_SECONDS.observe(time.perf_counter() - started)
             locked, lowered, _ = outcome
-            self._remember(locked, lowered)
+            self._seen.remember(locked, lowered)
             if verdict.allowed:
-                self._seen(pubkey, slot, NEVER, NEVER)
+                self._seen.raise_to(pubkey, slot, NEVER, NEVER)
             return verdict
 
-    def record_attestations(self, items: Sequence[tuple[bytes, int, int]]) -> list[bool]:
+    def record_attestations(self, items: Sequence[tuple[bytes, int, int]]) -> list[Verdict]:
         """Judge a batch of (pubkey, source, target) and record the allowed ones in one
-        transaction; a key named twice is judged against its earlier verdict. When the
-        transaction fails every item answers False and nothing changes."""
-        allowed, committed, _, _ = self._record_batch(items)
-        return allowed if committed else [False] * len(allowed)
-
-    def record_attestations_verdicts(
-        self, items: Sequence[tuple[bytes, int, int]]
-    ) -> list[Verdict]:
-        """`record_attestations` with the reason of each refusal, as the file record gives
-        them: `NOT_REGISTERED` for a key without a row, `SLASHABLE` for one the rule (or the
-        rollback alarm) refuses, `WRITE_FAILED` for an allowed item whose transaction
-        failed, and for every item when the database could not be reached to judge them."""
-        allowed, committed, pubkeys, known = self._record_batch(items)
-        if committed and all(allowed):
-            return [ALLOWED] * len(allowed)
-        if known is None:  # never judged: the transaction failed before its verdicts
-            return [WRITE_FAILED] * len(allowed)
+        transaction; a key named twice is judged against its earlier item. The verdicts are
+        the file record's: `NOT_REGISTERED` for a key without a row, `slashable` (with the
+        rule and the bound) for one the rule refuses, `ROLLED_BACK` for a key the alarm
+        refuses, `WRITE_FAILED` for an allowed item whose transaction failed, and for every
+        item when the database could not be reached to judge them."""
+        safe, committed, locked, lowered = self._record_batch(items)
+        if committed and all(safe):
+            return [ALLOWED] * len(safe)
+        if locked is None:  # never judged: the transaction failed before its verdicts
+            return [WRITE_FAILED] * len(safe)
         passed = ALLOWED if committed else WRITE_FAILED
-        return [
-            passed if ok else SLASHABLE if pubkey in known else NOT_REGISTERED
-            for pubkey, ok in zip(pubkeys, allowed, strict=True)
-        ]
+        return batch_verdicts(locked.source, locked.target, items, safe, passed, lowered)
 
     def _record_batch(
         self, items: Sequence[tuple[bytes, int, int]]
-    ) -> tuple[list[bool], bool, list[bytes], dict[bytes, int] | None]:
+    ) -> tuple[list[bool], bool, LockedRows | None, set[bytes]]:
         """Judge a batch and record its allowed items in one transaction. Answers, per item,
         whether the rule allows it (all False when it could not be judged); whether the
-        transaction committed; the items' keys; and the keys that have a row (None when the
-        batch was never judged)."""
+        transaction committed; the rows it was judged against (None when the batch was never
+        judged, or when every item passed in one statement); and the rolled-back keys."""
         if not items:
-            return [], True, [], {}
+            return [], True, None, set()
         try:
             pubkeys = [pubkey for pubkey, _, _ in items]  # raises unless each is a triple
             sources = list(map(_second, items))
@@ -611,8 +499,10 @@ class PostgresSlashingProtection:
 
         # Keys named once (every duty loop's batch): try the one-statement path first.
         fast_params = None
-        if self._last_batch_passed:
-            fast_params = self._fast_batch_params(pubkeys, sources, targets)
+        if self._last_batch_passed and len(set(pubkeys)) == len(pubkeys):
+            # (A key named twice is judged against its earlier item: never in one statement.)
+            rows = self._seen.batch_rows(pubkeys, sources, targets)
+            fast_params = grouped_batch_params(pubkeys, rows)
 
         def work(connection: Connection) -> list[bool]:
             outcome.clear()  # a retried attempt judges afresh
@@ -625,7 +515,7 @@ class PostgresSlashingProtection:
                     # One item refused (or a key unknown, or lowered): undo, judge in full.
                     raise psycopg.Rollback(attempt)
             locked = LockedRows(connection.execute(LOCK_ROWS, batch_keys).fetchone())
-            lowered = self._rolled_back(locked)
+            lowered = self._seen.rolled_back(locked, self.where)
             verdicts, changed, new_sources, new_targets = judge_batch(
                 locked, lowered, pubkeys, sources, targets
             )
@@ -649,19 +539,18 @@ class PostgresSlashingProtection:
                 verdicts = self._transaction(work, "record attestations")
             except SlashingProtectionError:
                 WRITE_FAILURES.inc()
-                if outcome:
-                    known = {} if outcome[0] is None else outcome[0].slot
-                    return outcome[5], False, pubkeys, known
-                return [False] * len(items), False, pubkeys, None
+                if outcome and outcome[0] is not None:
+                    return outcome[5], False, outcome[0], outcome[1]
+                if outcome:  # judged all allowed in one statement, then not committed
+                    return outcome[5], False, LockedRows(None), set()
+                return [False] * len(items), False, None, set()
             finally:
                 WRITE_SECONDS.observe(time.perf_counter() - started)
             locked, lowered, changed, new_sources, new_targets, _ = outcome
             if locked is not None:
-                self._remember(locked, lowered)
-            self._seen_source.update(zip(changed, new_sources, strict=True))
-            self._seen_target.update(zip(changed, new_targets, strict=True))
-            # Every item allowed on the one-statement path: which keys have rows is not needed.
-            return verdicts, True, pubkeys, {} if locked is None else locked.slot
+                self._seen.remember(locked, lowered)
+            self._seen.raise_attestations(changed, new_sources, new_targets)
+            return verdicts, True, locked, lowered
 
     # ------------------------------------------------------------------ registering, importing
 
@@ -687,7 +576,7 @@ class PostgresSlashingProtection:
 
             self._transaction(work, "register keys")
             for key in keys:
-                self._seen(key, NEVER, NEVER, NEVER)
+                self._seen.raise_to(key, NEVER, NEVER, NEVER)
 
     def import_interchange(
         self, data: InterchangeSource | ParsedInterchange, *, progress: Progress | None = None

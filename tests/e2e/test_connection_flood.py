@@ -1,5 +1,4 @@
-"""A flood of idle connections on the Keymanager and metrics ports starves no duty
-(issue 14, defect 3).
+"""A flood of idle connections on the Keymanager and metrics ports starves no duty.
 
 `validator devnet` runs in a subprocess whose descriptor limit is 1,024. Without a
 connection cap, the 3,000 idle sockets this test keeps open against each port would take

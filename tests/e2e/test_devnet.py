@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from tests.e2e.conftest import SLOTS_PER_EPOCH, devnet_options
+from tests.support.official_vectors import official_vectors
 from validator.devnet.command.run import SUMMARY_KEYS, run_devnet
 
 pytestmark = pytest.mark.slow
@@ -59,6 +60,7 @@ def test_client_and_chain_both_keep_to_the_beacon_api_standard(tmp_path: Path) -
     """Strict mode: the chain checks every request and response against the Beacon API
     spec, and the client checks its own requests and the answers; a violation on either
     side fails the exchange, so it would show as a failed duty or a chain violation."""
+    official_vectors("beacon-api")  # both sides read the spec from there
     # Two-second slots: checking every exchange against the spec costs CPU on both
     # sides, and this test is about conformance, not about meeting a tight slot.
     code, summary = run(tmp_path / "validators", slots=6, strict=True, seconds_per_slot=2.0)

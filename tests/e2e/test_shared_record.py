@@ -25,9 +25,9 @@ from typing import Any
 import orjson
 import pytest
 
-from bench.support.pg_cluster import Cluster, ClusterUnavailable
 from slashing_protection.postgres import db_init
 from tests.e2e.conftest import VALIDATORS, ChainStarter, ClientProcess, ClientStarter
+from tests.support.pg_cluster import Cluster, ClusterUnavailable
 from tests.support.postgres import start_cluster
 from tests.support.validators_dir import make_validators_dir
 

@@ -1,4 +1,4 @@
-"""Fuzzing the parsers, the record reader and the Keymanager request bodies (issue 14).
+"""Fuzzing the parsers, the record reader and the Keymanager request bodies.
 
 Seeds are the official EIP-3076 interchanges and random JSON; mutations insert the
 tokens that once hurt (huge numbers, deep nesting, stray quotes and escapes, syntax

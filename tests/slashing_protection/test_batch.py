@@ -1,7 +1,7 @@
 """Batches judged from whole columns agree with the rule applied one item at a time.
 
 A batch that names much of the record is first taken in and then judged by comparing the
-record's columns before and after it (`rule.batch_allowed_by_columns`); anything else is
+record's columns before and after it (`rule.batch_safe_by_columns`); anything else is
 judged key by key. Both must give exactly the verdicts of the rule applied in order, a key
 named twice being judged against its own earlier verdict.
 """
@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slashing_protection import SlashingProtection, Watermark
-from slashing_protection.rule import NEVER, attestation_allowed, batch_allowed_by_columns
-from tests.support.records import ROOT, entry, interchange, pubkey
+from slashing_protection.rule import NEVER, batch_safe_by_columns, broken_attestation_rule
+from tests.support.records import ROOT, entry, interchange, pubkey, verdicts_allowed
 
 _epoch = st.integers(0, 6)
 _last = st.one_of(st.just((NEVER, NEVER)), st.tuples(_epoch, _epoch))
@@ -38,12 +38,15 @@ def test_column_judgment_is_the_rule_for_distinct_keys_and_refuses_repeats(
     target.update((key, t) for key, _, t in items)
     keys = [key for key, _, _ in items]
     expected = len(set(keys)) == len(keys) and all(
-        attestation_allowed(
-            last_source=last_source[key], last_target=last_target[key], source=s, target=t
+        (
+            broken_attestation_rule(
+                last_source=last_source[key], last_target=last_target[key], source=s, target=t
+            )
+            is None
         )
         for key, s, t in items
     )
-    judged = batch_allowed_by_columns(
+    judged = batch_safe_by_columns(
         last_sources=last_source.values(),
         sources=source.values(),
         last_targets=last_target.values(),
@@ -60,8 +63,11 @@ def _in_order(
     verdicts = []
     for key, source, target in items:
         last = marks.get(key)
-        allowed = last is not None and attestation_allowed(
-            last_source=last[0], last_target=last[1], source=source, target=target
+        allowed = last is not None and (
+            broken_attestation_rule(
+                last_source=last[0], last_target=last[1], source=source, target=target
+            )
+            is None
         )
         if allowed:
             marks[key] = (source, target)
@@ -89,13 +95,12 @@ def test_batches_of_any_size_get_the_verdicts_of_the_rule_in_order(
     with tempfile.TemporaryDirectory() as name:
         with SlashingProtection.open(Path(name), ROOT, register=keys) as record:
             record.import_interchange(
-                interchange(
-                    [entry(key, attestations=(att,)) for key, att in known if att]
-                )
+                interchange([entry(key, attestations=(att,)) for key, att in known if att])
             )
             for batch in batches:
                 items = [(pubkey(n), source, target) for n, source, target in batch]
-                assert record.record_attestations(items) == _in_order(marks, items)
+                verdicts = record.record_attestations(items)
+                assert verdicts_allowed(verdicts) == _in_order(marks, items)
                 for key, (source, target) in marks.items():
                     public = (None, None) if source == NEVER else (source, target)
                     assert record.watermark(key) == Watermark(None, *public)

@@ -28,7 +28,7 @@ from slashing_protection.interchange import (
     render_minimal,
 )
 from slashing_protection.rule import NEVER, UINT64_MAX
-from tests.support.records import ROOT, entry, interchange, pubkey, record_bytes
+from tests.support.records import ROOT, entry, interchange, pubkey, record_bytes, verdicts_allowed
 
 A, B, C, D = pubkey(1), pubkey(2), pubkey(3), pubkey(4)
 
@@ -66,8 +66,9 @@ def test_a_document_written_by_the_fragment_implementation_is_reproduced(
     # largest uint64, and a key with a block at slot 0 and no attestation; the export names
     # keys in another order than the record's.
     with SlashingProtection.open(tmp_path, ROOT, register=[A, B, C]) as record:
-        assert record.record_block(A, 5)
-        assert record.record_attestations([(A, 0, 2), (C, UINT64_MAX, UINT64_MAX)]) == [True] * 2
+        assert record.record_block(A, 5).allowed
+        highest = [(A, 0, 2), (C, UINT64_MAX, UINT64_MAX)]
+        assert verdicts_allowed(record.record_attestations(highest)) == [True] * 2
         record.import_interchange(interchange([entry(D, slots=(0,))]))
         exported = record.export_interchange([D, C])
     head = (
@@ -250,10 +251,11 @@ def test_a_written_document_never_changes_afterwards(
     monkeypatch.setattr(record_module, "write_durably", keeping_write)
     with SlashingProtection.open(tmp_path, ROOT, register=[A, B]) as record:
         for epoch in range(5):
-            assert record.record_attestations([(A, epoch, epoch + 1), (B, epoch, epoch + 1)])
-            assert record.record_block(A, epoch)
+            items = [(A, epoch, epoch + 1), (B, epoch, epoch + 1)]
+            assert verdicts_allowed(record.record_attestations(items)) == [True, True]
+            assert record.record_block(A, epoch).allowed
         record.register([C])
-        assert record.record_attestations([(C, 100, 1000)]) == [True]
+        assert verdicts_allowed(record.record_attestations([(C, 100, 1000)])) == [True]
         final = record_bytes(tmp_path)
     assert len(kept) == 13
     assert all(data == copy for data, copy in kept)

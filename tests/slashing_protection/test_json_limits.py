@@ -1,4 +1,4 @@
-"""JSON limits before any JSON library (issue 14, defects 1, 4 and 5).
+"""JSON limits before any JSON library: over-long numbers and strings, deep nesting.
 
 Inputs that crashed the interpreter run in a subprocess, so that on a build without the
 guard the test fails (exit 139) instead of killing the test run.

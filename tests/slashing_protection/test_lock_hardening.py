@@ -1,5 +1,5 @@
 """The directory hold survives a deleted lock file; temp names; directory fsync; cleanup
-after a failed first import (issue 14, defects 2, 6 and 9)."""
+after a failed first import."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from slashing_protection import (
     SlashingProtection,
     Watermark,
 )
-from tests.support.records import ROOT, entry, interchange, pubkey, record_bytes
+from tests.support.records import ROOT, entry, interchange, pubkey, record_bytes, verdicts_allowed
 
 REPO = Path(__file__).resolve().parents[2]
 A, B = pubkey(1), pubkey(2)
@@ -66,14 +66,14 @@ def test_deleting_the_lock_file_lets_no_second_process_in(tmp_path: Path) -> Non
 
 def test_the_holder_stops_writing_once_its_lock_file_is_gone(tmp_path: Path) -> None:
     with SlashingProtection.open(tmp_path, ROOT, register=[A, B]) as record:
-        assert record.record_block(A, 5)
+        assert record.record_block(A, 5).allowed
         before = record_bytes(tmp_path)
         (tmp_path / LOCK_FILE).unlink()
-        assert record.record_block(A, 10) is False
-        assert record.record_attestations([(B, 1, 2)]) == [False]
+        assert record.record_block(A, 10).allowed is False
+        assert verdicts_allowed(record.record_attestations([(B, 1, 2)])) == [False]
         # A new lock file at the path is not this process's lock: still refused.
         (tmp_path / LOCK_FILE).touch()
-        assert record.record_block(A, 11) is False
+        assert record.record_block(A, 11).allowed is False
         with pytest.raises(RecordWriteError, match="lock .* was lost"):
             record.import_interchange(interchange([entry(B, slots=(3,))]))
         assert record_bytes(tmp_path) == before
@@ -85,7 +85,7 @@ def test_a_replaced_lock_file_in_another_process_cannot_double_propose(tmp_path:
     with SlashingProtection.open(tmp_path, ROOT, register=[A]) as record:
         (tmp_path / LOCK_FILE).unlink()
         other = _second_process(tmp_path, A)
-        mine = record.record_block(A, 10)
+        mine = record.record_block(A, 10).allowed
         assert not (other.startswith("opened True") and mine)
         assert other.startswith("locked:")
 
@@ -102,7 +102,7 @@ def test_each_process_writes_through_its_own_temp_file(tmp_path: Path) -> None:
     directory in its place now stops nobody's writes."""
     with SlashingProtection.open(tmp_path, ROOT, register=[A]) as record:
         (tmp_path / (RECORD_FILE + ".tmp")).mkdir()
-        assert record.record_block(A, 3) is True
+        assert record.record_block(A, 3).allowed is True
     leftovers = [path.name for path in tmp_path.iterdir() if path.name.endswith(".tmp")]
     assert leftovers == [RECORD_FILE + ".tmp"]
 
@@ -128,18 +128,18 @@ def test_a_failed_directory_fsync_leaves_memory_at_the_state_on_disk(
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
     with SlashingProtection.open(tmp_path, ROOT, register=[A, B]) as record:
-        assert record.record_block(A, 5)
+        assert record.record_block(A, 5).allowed
         monkeypatch.setattr(durable, "fsync_directory", failing)
-        assert record.record_block(A, 6) is False
-        assert record.record_attestations([(B, 2, 3)]) == [False]
+        assert record.record_block(A, 6).allowed is False
+        assert verdicts_allowed(record.record_attestations([(B, 2, 3)])) == [False]
         monkeypatch.setattr(durable, "fsync_directory", real_fsync_directory)
         assert b'"slot":"6"' in record_bytes(tmp_path)
         assert record.watermark(A) == Watermark(6, None, None)
         assert record.watermark(B) == Watermark(None, 2, 3)
         # Never judged against the older state again.
-        assert record.record_block(A, 6) is False
-        assert record.attestation_allowed(B, 2, 3) is False
-        assert record.record_block(A, 7) is True
+        assert record.record_block(A, 6).allowed is False
+        assert record.check_attestation(B, 2, 3).allowed is False
+        assert record.record_block(A, 7).allowed is True
     with SlashingProtection.open(tmp_path, ROOT) as reopened:
         assert reopened.watermark(A) == Watermark(7, None, None)
 

@@ -34,7 +34,15 @@ from slashing_protection import (
 )
 from slashing_protection.durable import temp_path_for
 from tests.support.official_vectors import REPO_ROOT, official_vectors
-from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey, record_bytes
+from tests.support.records import (
+    OTHER_ROOT,
+    ROOT,
+    entry,
+    interchange,
+    pubkey,
+    record_bytes,
+    verdicts_allowed,
+)
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)
 UNKNOWN = pubkey(99)
@@ -62,10 +70,16 @@ def test_batch_is_one_durable_write(
         real_write(path, data, **options)
 
     monkeypatch.setattr(record_module, "write_durably", counting_write)
-    assert record.record_attestations([(A, 1, 2), (B, 1, 2), (A, 1, 3)]) == [True] * 3
+    assert (
+        verdicts_allowed(record.record_attestations([(A, 1, 2), (B, 1, 2), (A, 1, 3)]))
+        == [True] * 3
+    )
     assert len(writes) == 1
-    assert record.record_attestations([]) == []
-    assert record.record_attestations([(A, 1, 3), (UNKNOWN, 5, 6)]) == [False, False]
+    assert verdicts_allowed(record.record_attestations([])) == []
+    assert verdicts_allowed(record.record_attestations([(A, 1, 3), (UNKNOWN, 5, 6)])) == [
+        False,
+        False,
+    ]
     assert len(writes) == 1, "a batch with nothing allowed writes nothing"
 
 
@@ -74,15 +88,15 @@ def test_batch_is_one_durable_write(
 
 def test_reopen_restores_the_record(tmp_path: Path) -> None:
     with SlashingProtection.open(tmp_path, ROOT, register=[A, B, C]) as record:
-        assert record.record_block(A, 7)
-        assert record.record_attestations([(A, 1, 2), (B, 0, 0)]) == [True, True]
+        assert record.record_block(A, 7).allowed
+        assert verdicts_allowed(record.record_attestations([(A, 1, 2), (B, 0, 0)])) == [True, True]
     with SlashingProtection.open(tmp_path, ROOT) as record:
         assert record.pubkeys() == [A, B, C]
         assert record.watermark(A) == Watermark(7, 1, 2)
         assert record.watermark(B) == Watermark(None, 0, 0)
         assert record.watermark(C) == Watermark.never_signed()
-        assert record.record_block(A, 7) is False
-        assert record.record_attestations([(B, 0, 0)]) == [False]
+        assert record.record_block(A, 7).allowed is False
+        assert verdicts_allowed(record.record_attestations([(B, 0, 0)])) == [False]
 
 
 def test_record_file_is_a_private_minimal_interchange(record: SlashingProtection) -> None:
@@ -110,8 +124,8 @@ def test_record_file_is_a_private_minimal_interchange(record: SlashingProtection
 
 def test_register_adds_keys_and_never_lowers(tmp_path: Path) -> None:
     with SlashingProtection.open(tmp_path, ROOT, register=[A]) as record:
-        assert record.record_block(A, 9)
-        assert record.record_attestations([(A, 4, 5)]) == [True]
+        assert record.record_block(A, 9).allowed
+        assert verdicts_allowed(record.record_attestations([(A, 4, 5)])) == [True]
         record.register([A, B])
         record.register([B])
         assert record.contains(B) and not record.contains(C)
@@ -341,8 +355,8 @@ def test_import_raises_watermarks_and_survives_a_restart(record: SlashingProtect
     assert covered == {A, C}
     assert record.watermark(A) == Watermark(40, 6, 9)
     assert record.watermark(C) == Watermark.never_signed()
-    assert record.record_block(A, 40) is False
-    assert record.record_attestations([(A, 5, 10), (A, 6, 10)]) == [False, True]
+    assert record.record_block(A, 40).allowed is False
+    assert verdicts_allowed(record.record_attestations([(A, 5, 10), (A, 6, 10)])) == [False, True]
     directory = record.path.parent
     record.close()
     with SlashingProtection.open(directory, ROOT) as reopened:
@@ -386,9 +400,9 @@ def test_concurrent_threads_never_double_sign(tmp_path: Path) -> None:
 
         def attest(worker: int) -> None:
             for target in range(1, 61):
-                if record.record_attestations([(A, 0, target)]) == [True]:
+                if verdicts_allowed(record.record_attestations([(A, 0, target)])) == [True]:
                     approved[worker].append(target)
-                if record.block_allowed(A, target) and record.record_block(A, target):
+                if record.check_block(A, target).allowed and record.record_block(A, target).allowed:
                     approved[worker].append(-target)
 
         threads = [threading.Thread(target=attest, args=(n,)) for n in range(4)]

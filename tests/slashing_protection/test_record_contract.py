@@ -23,7 +23,15 @@ from slashing_protection import (
 )
 from slashing_protection.postgres import PostgresSlashingProtection
 from tests.slashing_protection.postgres.support import snapshot
-from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey, record_bytes
+from tests.support.records import (
+    OTHER_ROOT,
+    ROOT,
+    entry,
+    interchange,
+    pubkey,
+    record_bytes,
+    verdicts_allowed,
+)
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)
 UNKNOWN = pubkey(99)
@@ -77,8 +85,8 @@ def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opened]:
 
 
 def test_block_slot_zero_is_signable_exactly_once(opened: Opened) -> None:
-    assert opened.record.record_block(A, 0) is True
-    assert opened.record.record_block(A, 0) is False
+    assert opened.record.record_block(A, 0).allowed is True
+    assert opened.record.record_block(A, 0).allowed is False
 
 
 @pytest.mark.parametrize(
@@ -88,8 +96,8 @@ def test_block_slot_zero_is_signable_exactly_once(opened: Opened) -> None:
 def test_block_needs_a_higher_slot(
     opened: Opened, first: int, second: int, allowed: bool
 ) -> None:
-    assert opened.record.record_block(A, first)
-    assert opened.record.record_block(A, second) is allowed
+    assert opened.record.record_block(A, first).allowed
+    assert opened.record.record_block(A, second).allowed is allowed
     expected = Watermark(second if allowed else first, None, None)
     assert opened.record.watermark(A) == expected
     assert opened.stored_watermark(A) == expected
@@ -113,23 +121,23 @@ def test_block_needs_a_higher_slot(
 def test_attestation_rule(
     opened: Opened, first: tuple[int, int], second: tuple[int, int], allowed: bool
 ) -> None:
-    assert opened.record.record_attestations([(A, *first)]) == [True]
-    assert opened.record.record_attestations([(A, *second)]) == [allowed]
+    assert verdicts_allowed(opened.record.record_attestations([(A, *first)])) == [True]
+    assert verdicts_allowed(opened.record.record_attestations([(A, *second)])) == [allowed]
     expected = second if allowed else first
     assert opened.stored_watermark(A) == Watermark(None, *expected)
 
 
 def test_unknown_key_is_refused_and_changes_nothing(opened: Opened) -> None:
     before = opened.stored()
-    assert opened.record.record_block(UNKNOWN, 1) is False
-    assert opened.record.record_attestations([(UNKNOWN, 1, 2)]) == [False]
+    assert opened.record.record_block(UNKNOWN, 1).allowed is False
+    assert verdicts_allowed(opened.record.record_attestations([(UNKNOWN, 1, 2)])) == [False]
     assert not opened.record.contains(UNKNOWN) and opened.record.watermark(UNKNOWN) is None
     assert opened.stored() == before
 
 
 def test_batch_judges_a_repeated_key_against_its_earlier_verdict(opened: Opened) -> None:
     items = [(A, 1, 2), (B, 0, 1), (A, 1, 2), (A, 0, 3), (A, 2, 3), (UNKNOWN, 1, 2), (B, 0, 1)]
-    assert opened.record.record_attestations(items) == [
+    assert verdicts_allowed(opened.record.record_attestations(items)) == [
         True, True, False, False, True, False, False,
     ]
     assert opened.stored_watermark(A) == Watermark(None, 2, 3)
@@ -137,8 +145,9 @@ def test_batch_judges_a_repeated_key_against_its_earlier_verdict(opened: Opened)
 
 
 def test_batch_with_some_refused_records_the_others(opened: Opened) -> None:
-    assert opened.record.record_attestations([(A, 3, 4)]) == [True]
-    assert opened.record.record_attestations([(A, 2, 5), (B, 1, 2), (UNKNOWN, 0, 1)]) == [
+    assert verdicts_allowed(opened.record.record_attestations([(A, 3, 4)])) == [True]
+    items = [(A, 2, 5), (B, 1, 2), (UNKNOWN, 0, 1)]
+    assert verdicts_allowed(opened.record.record_attestations(items)) == [
         False,
         True,
         False,
@@ -176,24 +185,26 @@ def test_malformed_arguments_raise_and_change_nothing(opened: Opened) -> None:
 
 def test_prechecks_follow_the_rule_and_record_nothing(opened: Opened) -> None:
     record = opened.record
-    assert record.record_block(A, 10) and record.record_attestations([(A, 3, 4)]) == [True]
+    assert record.record_block(A, 10).allowed
+    assert verdicts_allowed(record.record_attestations([(A, 3, 4)])) == [True]
     before = opened.stored()
-    assert record.block_allowed(A, 11) and not record.block_allowed(A, 10)
-    assert record.attestation_allowed(A, 3, 5) and not record.attestation_allowed(A, 2, 5)
-    assert not record.attestation_allowed(A, 3, 4)
-    assert record.block_allowed(B, 0) and record.attestation_allowed(B, 0, 0)
-    assert not record.block_allowed(UNKNOWN, 1)
-    assert not record.attestation_allowed(UNKNOWN, 1, 2)
+    assert record.check_block(A, 11).allowed and not record.check_block(A, 10).allowed
+    assert record.check_attestation(A, 3, 5).allowed
+    assert not record.check_attestation(A, 2, 5).allowed
+    assert not record.check_attestation(A, 3, 4).allowed
+    assert record.check_block(B, 0).allowed and record.check_attestation(B, 0, 0).allowed
+    assert not record.check_block(UNKNOWN, 1).allowed
+    assert not record.check_attestation(UNKNOWN, 1, 2).allowed
     assert opened.stored() == before
-    assert record.record_block(A, 11)  # the pre-check recorded nothing
+    assert record.record_block(A, 11).allowed  # the pre-check recorded nothing
 
 
 # ----------------------------------------------------------------------------- import / export
 
 
 def test_import_never_lowers_a_watermark(opened: Opened) -> None:
-    assert opened.record.record_block(A, 100)
-    assert opened.record.record_attestations([(A, 20, 21)]) == [True]
+    assert opened.record.record_block(A, 100).allowed
+    assert verdicts_allowed(opened.record.record_attestations([(A, 20, 21)])) == [True]
     opened.record.import_interchange(
         interchange([entry(A, slots=(5,), attestations=((30, 10),))])
     )

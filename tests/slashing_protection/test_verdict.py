@@ -1,21 +1,27 @@
-"""The record's verdicts: allowed, or why not; the bool interface is their `allowed`; and
-rule.py's judging functions refuse positional arguments."""
+"""The record's verdicts: allowed, or why not and the bound it hit; one method per question;
+and rule.py's judging functions refuse positional arguments."""
 
 from __future__ import annotations
 
 import errno
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from slashing_protection import RecordRefusal, SlashingProtection, Verdict, Watermark
+from slashing_protection import (
+    RecordRefusal,
+    SlashingProtection,
+    SlashingProtectionRecord,
+    Verdict,
+    Watermark,
+)
 from slashing_protection.rule import (
-    attestation_allowed,
-    attestations_allowed,
-    batch_allowed_by_columns,
-    block_allowed,
+    Rule,
+    attestations_safe,
+    batch_safe_by_columns,
+    broken_attestation_rule,
+    broken_block_rule,
 )
 from tests.support.records import ROOT, pubkey
 
@@ -45,20 +51,20 @@ def test_a_verdict_is_allowed_exactly_without_a_reason() -> None:
 
 
 def test_block_verdicts_name_the_reason(record: SlashingProtection) -> None:
-    assert record.block_verdict(A, 5) == Verdict()
-    assert record.record_block_verdict(A, 5) == Verdict()
-    assert record.record_block_verdict(A, 5) == Verdict(RecordRefusal.SLASHABLE)
-    assert record.record_block_verdict(A, 4).reason is RecordRefusal.SLASHABLE
-    assert record.block_verdict(A, 5).reason is RecordRefusal.SLASHABLE
-    assert record.block_verdict(UNKNOWN, 5).reason is RecordRefusal.NOT_REGISTERED
-    assert record.record_block_verdict(UNKNOWN, 5).reason is RecordRefusal.NOT_REGISTERED
+    assert record.check_block(A, 5) == Verdict()
+    assert record.record_block(A, 5) == Verdict()
+    assert record.record_block(A, 5) == Verdict(RecordRefusal.SLASHABLE, Rule.BLOCK_SLOT, 5)
+    assert record.record_block(A, 4).reason is RecordRefusal.SLASHABLE
+    assert record.check_block(A, 5).reason is RecordRefusal.SLASHABLE
+    assert record.check_block(UNKNOWN, 5).reason is RecordRefusal.NOT_REGISTERED
+    assert record.record_block(UNKNOWN, 5).reason is RecordRefusal.NOT_REGISTERED
     assert record.watermark(A) == Watermark(5, None, None)
     assert not record.contains(UNKNOWN)
 
 
 def test_attestation_verdicts_name_the_reason_per_item(record: SlashingProtection) -> None:
-    assert record.record_attestations_verdicts([(A, 2, 3)]) == [Verdict()]
-    verdicts = record.record_attestations_verdicts(
+    assert record.record_attestations([(A, 2, 3)]) == [Verdict()]
+    verdicts = record.record_attestations(
         [(A, 2, 3), (B, 0, 1), (UNKNOWN, 0, 1), (A, 1, 4), (B, 0, 1), (C, 5, 9)]
     )
     assert [verdict.reason for verdict in verdicts] == [
@@ -71,76 +77,67 @@ def test_attestation_verdicts_name_the_reason_per_item(record: SlashingProtectio
     ]
     assert record.watermark(B) == Watermark(None, 0, 1)
     assert record.watermark(C) == Watermark(None, 5, 9)
-    assert record.attestation_verdict(C, 5, 10) == Verdict()
-    assert record.attestation_verdict(C, 4, 10).reason is RecordRefusal.SLASHABLE
-    assert record.attestation_verdict(UNKNOWN, 0, 1).reason is RecordRefusal.NOT_REGISTERED
-    assert record.record_attestations_verdicts([]) == []
+    assert record.check_attestation(C, 5, 10) == Verdict()
+    assert record.check_attestation(C, 4, 10).reason is RecordRefusal.SLASHABLE
+    assert record.check_attestation(UNKNOWN, 0, 1).reason is RecordRefusal.NOT_REGISTERED
+    assert record.record_attestations([]) == []
 
 
 def test_a_failed_write_is_its_own_reason_and_changes_nothing(
     record: SlashingProtection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    record.record_attestations([(A, 1, 2)])
+    assert record.record_attestations([(A, 1, 2)]) == [Verdict()]
     _failing_fsync(monkeypatch)
-    verdicts = record.record_attestations_verdicts([(A, 1, 3), (A, 0, 9), (UNKNOWN, 1, 2)])
+    verdicts = record.record_attestations([(A, 1, 3), (A, 0, 9), (UNKNOWN, 1, 2)])
     assert [verdict.reason for verdict in verdicts] == [
         RecordRefusal.WRITE_FAILED,
         RecordRefusal.SLASHABLE,
         RecordRefusal.NOT_REGISTERED,
     ]
-    assert record.record_block_verdict(A, 7).reason is RecordRefusal.WRITE_FAILED
+    assert record.record_block(A, 7).reason is RecordRefusal.WRITE_FAILED
     assert record.watermark(A) == Watermark(None, 1, 2)
     monkeypatch.undo()
-    assert record.record_block_verdict(A, 7).allowed
+    assert record.record_block(A, 7).allowed
 
 
-@pytest.mark.parametrize("fail_writes", [False, True])
-def test_the_bool_interface_answers_the_verdicts_allowed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_writes: bool
+def test_a_refusal_carries_the_rule_and_the_watermark_it_hit(
+    record: SlashingProtection,
 ) -> None:
-    batches = [
-        [(A, 0, 1), (B, 0, 1)],
-        [(A, 0, 1), (B, 1, 2), (UNKNOWN, 0, 1)],
-        [(A, 2, 3), (A, 3, 4), (C, 0, 0)],
-    ]
-    calls: list[tuple[str, tuple[Any, ...]]] = [
-        ("record_block", (A, 3)),
-        ("record_block", (A, 3)),
-        ("record_block", (UNKNOWN, 3)),
-        ("block_allowed", (A, 4)),
-        ("block_allowed", (UNKNOWN, 0)),
-        ("attestation_allowed", (B, 0, 5)),
-        ("attestation_allowed", (UNKNOWN, 0, 5)),
-    ]
-    twins = {
-        "record_block": "record_block_verdict",
-        "block_allowed": "block_verdict",
-        "attestation_allowed": "attestation_verdict",
-    }
-    answers: dict[str, list[Any]] = {}
-    for kind in ("bool", "verdict"):
-        directory = tmp_path / kind
-        directory.mkdir()
-        with SlashingProtection.open(directory, ROOT, register=[A, B, C]) as record:
-            if fail_writes:
-                _failing_fsync(monkeypatch)
-            got: list[Any] = []
-            for batch in batches:
-                if kind == "bool":
-                    got.append(record.record_attestations(batch))
-                else:
-                    got.append(
-                        [v.allowed for v in record.record_attestations_verdicts(batch)]
-                    )
-            for name, args in calls:
-                if kind == "bool":
-                    got.append(getattr(record, name)(*args))
-                else:
-                    got.append(getattr(record, twins[name])(*args).allowed)
-            monkeypatch.undo()
-        answers[kind] = got
-    assert answers["bool"] == answers["verdict"]
-    assert answers["bool"][0] == ([False, False] if fail_writes else [True, True])
+    assert record.record_block(A, 7).allowed
+    below = record.check_block(A, 7)
+    assert (below.rule, below.watermark) == (Rule.BLOCK_SLOT, 7)
+    assert "highest block slot for this key is 7" in below.explain()
+    assert record.record_attestations([(B, 3, 5)]) == [Verdict()]
+    lower_source, same_target = record.record_attestations([(B, 2, 9), (B, 3, 5)])
+    assert (lower_source.rule, lower_source.watermark) == (Rule.ATTESTATION_SOURCE, 3)
+    assert "source epoch for this key is 3" in lower_source.explain()
+    assert (same_target.rule, same_target.watermark) == (Rule.ATTESTATION_TARGET, 5)
+    # The second item of a key is judged by the first, which the batch took in.
+    first, in_batch = record.record_attestations([(C, 0, 2), (C, 0, 2)])
+    assert first.allowed
+    assert (in_batch.rule, in_batch.watermark) == (Rule.ATTESTATION_TARGET, 2)
+    assert record.check_attestation(C, 0, 2).watermark == 2
+    assert record.check_attestation(UNKNOWN, 0, 1).rule is None
+    assert Verdict().explain() == ""
+
+
+def test_a_verdict_is_not_a_bool() -> None:
+    # Read as a bool a refusal would pass as allowed: asking is an error instead.
+    with pytest.raises(TypeError, match="allowed"):
+        bool(Verdict(RecordRefusal.SLASHABLE))
+
+
+def test_one_method_per_question() -> None:
+    for twin in (
+        "block_allowed",
+        "attestation_allowed",
+        "block_verdict",
+        "attestation_verdict",
+        "record_block_verdict",
+        "record_attestations_verdicts",
+    ):
+        assert not hasattr(SlashingProtection, twin)
+        assert not hasattr(SlashingProtectionRecord, twin)
 
 
 # ----------------------------------------------------------------------------- rule.py
@@ -148,29 +145,35 @@ def test_the_bool_interface_answers_the_verdicts_allowed(
 
 def test_rule_functions_refuse_positional_arguments() -> None:
     with pytest.raises(TypeError):
-        block_allowed(5, 6)  # type: ignore[misc]
+        broken_block_rule(5, 6)  # type: ignore[misc]
     with pytest.raises(TypeError):
-        attestation_allowed(1, 2, 3, 4)  # type: ignore[misc]
+        broken_attestation_rule(1, 2, 3, 4)  # type: ignore[misc]
     with pytest.raises(TypeError):
-        attestations_allowed([1], [0], [2], [1])  # type: ignore[misc]
+        attestations_safe([1], [0], [2], [1])  # type: ignore[misc]
     with pytest.raises(TypeError):
-        batch_allowed_by_columns([0], [1], [0], [1], 1)  # type: ignore[misc]
+        batch_safe_by_columns([0], [1], [0], [1], 1)  # type: ignore[misc]
 
 
 def test_rule_functions_by_name() -> None:
-    assert block_allowed(last_slot=5, slot=6)
-    assert not block_allowed(last_slot=6, slot=5)
+    assert broken_block_rule(last_slot=5, slot=6) is None
+    assert broken_block_rule(last_slot=6, slot=5) is Rule.BLOCK_SLOT
     # A swap of source and target, or of last and new, is no longer silent: named, the
     # same four numbers give the answers of the rule.
-    assert attestation_allowed(last_source=1, last_target=2, source=1, target=3)
-    assert not attestation_allowed(last_source=1, last_target=3, source=1, target=2)
-    assert not attestation_allowed(last_source=2, last_target=3, source=1, target=4)
-    assert attestations_allowed(
+    assert broken_attestation_rule(last_source=1, last_target=2, source=1, target=3) is None
+    assert (
+        broken_attestation_rule(last_source=1, last_target=3, source=1, target=2)
+        is Rule.ATTESTATION_TARGET
+    )
+    assert (
+        broken_attestation_rule(last_source=2, last_target=3, source=1, target=4)
+        is Rule.ATTESTATION_SOURCE
+    )
+    assert attestations_safe(
         sources=[1, 0], last_sources=[1, 1], targets=[3, 5], last_targets=[2, 2]
     ) == [True, False]
-    assert batch_allowed_by_columns(
+    assert batch_safe_by_columns(
         last_sources=[0, 0], sources=[1, 0], last_targets=[1, 1], targets=[2, 1], items=1
     )
-    assert not batch_allowed_by_columns(
+    assert not batch_safe_by_columns(
         last_sources=[0, 0], sources=[1, 0], last_targets=[1, 1], targets=[2, 1], items=2
     )

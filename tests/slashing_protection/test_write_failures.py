@@ -27,7 +27,7 @@ from slashing_protection import (
     Watermark,
 )
 from slashing_protection.durable import temp_path_for
-from tests.support.records import ROOT, entry, interchange, pubkey, record_bytes
+from tests.support.records import ROOT, entry, interchange, pubkey, record_bytes, verdicts_allowed
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)
 
@@ -39,16 +39,19 @@ def _failures() -> float:
 
 def _prepared(directory: Path) -> SlashingProtection:
     record = SlashingProtection.open(directory, ROOT, register=[A, B])
-    assert record.record_block(A, 5)
-    assert record.record_attestations([(A, 1, 2)]) == [True]
+    assert record.record_block(A, 5).allowed
+    assert verdicts_allowed(record.record_attestations([(A, 1, 2)])) == [True]
     return record
 
 
 def _assert_nothing_changes(record: SlashingProtection, directory: Path) -> None:
     before = record_bytes(directory)
     failures = _failures()
-    assert record.record_block(A, 6) is False
-    assert record.record_attestations([(A, 2, 3), (B, 0, 1), (C, 1, 2)]) == [False] * 3
+    assert record.record_block(A, 6).allowed is False
+    assert (
+        verdicts_allowed(record.record_attestations([(A, 2, 3), (B, 0, 1), (C, 1, 2)]))
+        == [False] * 3
+    )
     with pytest.raises(RecordWriteError, match="nothing was signed or changed"):
         record.import_interchange(interchange([entry(B, slots=(9,)), entry(C, slots=(1,))]))
     with pytest.raises(RecordWriteError):
@@ -62,8 +65,8 @@ def _assert_nothing_changes(record: SlashingProtection, directory: Path) -> None
 
 
 def _assert_recovers(record: SlashingProtection) -> None:
-    assert record.record_block(A, 6) is True
-    assert record.record_attestations([(A, 2, 3)]) == [True]
+    assert record.record_block(A, 6).allowed is True
+    assert verdicts_allowed(record.record_attestations([(A, 2, 3)])) == [True]
 
 
 def _raise(code: int) -> Callable[..., None]:

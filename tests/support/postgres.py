@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster for tests (bench/support/pg_cluster.py), and fresh
+"""A throwaway PostgreSQL cluster for tests (tests/support/pg_cluster.py), and fresh
 databases in it. Without PostgreSQL installed a test is skipped with the command that
 installs it; under CI=true that is a failure instead (.ci/run installs it)."""
 
@@ -10,7 +10,7 @@ import os
 import psycopg
 import pytest
 
-from bench.support.pg_cluster import Cluster, ClusterUnavailable
+from tests.support.pg_cluster import Cluster, ClusterUnavailable
 
 _names = itertools.count()
 

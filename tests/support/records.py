@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
 
-from slashing_protection import RECORD_FILE
+from slashing_protection import RECORD_FILE, Verdict
 
 ROOT = bytes(range(32))
 OTHER_ROOT = bytes(32)
+
+
+def verdicts_allowed(verdicts: Sequence[Verdict]) -> list[bool]:
+    """A batch's verdicts as allowed or not, item by item."""
+    return [verdict.allowed for verdict in verdicts]
 
 
 def pubkey(n: int) -> bytes:

@@ -1,5 +1,5 @@
 """`validator run` on a missing validators directory, and what the docs say about it
-(issue 14, defect 8: docs/keymanager.md said the directory was created)."""
+(docs/keymanager.md once said the directory was created: it is not)."""
 
 from __future__ import annotations
 

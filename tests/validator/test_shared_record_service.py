@@ -87,7 +87,7 @@ async def test_the_client_and_its_keymanager_api_keep_history_in_the_database(
     with PostgresSlashingProtection.open(pg_url, GENESIS_VALIDATORS_ROOT) as record:
         mark = record.watermark(imported_key)
         assert mark is not None and (mark.slot, mark.source, mark.target) == (9_000, 900, 901)
-        assert not record.attestation_allowed(imported_key, 900, 901)
+        assert not record.check_attestation(imported_key, 900, 901).allowed
         out = orjson.loads(deleted["slashing_protection"])["data"]
         assert [entry["pubkey"] for entry in out] == [to_hex(node.keys[0][1])]
         stored = record.watermark(node.keys[0][1])

@@ -206,6 +206,10 @@ async def test_a_slashable_block_answers_412(serve: ServerFactory, chain: ChainS
     again, _, answer = await served.sign(PUBKEYS[0], block.to_json())
     assert (first, again) == (200, 412)
     assert b"slashable" in answer
+    # The body says why: the rule the block broke and the record's watermark it hit.
+    slot = int(block.to_json()["beacon_block"]["block_header"]["slot"])
+    assert f"highest block slot for this key is {slot}".encode() in answer
+    assert b"block_slot" in answer
 
 
 async def test_concurrent_attestations_for_many_keys_are_one_batch(
@@ -213,13 +217,13 @@ async def test_concurrent_attestations_for_many_keys_are_one_batch(
 ) -> None:
     served = await serve()
     writes: list[int] = []
-    real = served.record.record_attestations_verdicts
+    real = served.record.record_attestations
 
     def counted(items: Any) -> Any:
         writes.append(len(items))
         return real(items)
 
-    monkeypatch.setattr(served.record, "record_attestations_verdicts", counted)
+    monkeypatch.setattr(served.record, "record_attestations", counted)
     body = _attestation_body(chain, 3, 4)
     import asyncio
 

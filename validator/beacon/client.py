@@ -6,7 +6,7 @@ nodes, publications (signed blocks, attestations, aggregates, sync messages,
 subscriptions, proposer preparations, registrations, exits) go to every
 reachable node; see the transport for how.
 
-Why one module of about 520 lines: one short method per endpoint the client
+Why one module: one short method per endpoint the client
 uses, the whole typed surface of the Beacon API in one place to read; the
 transport, the answer readers and the wire types are their own modules.
 """

@@ -17,7 +17,7 @@
 Every attempt is timed into ``validator_beacon_node_request_seconds{endpoint}``
 and every failed one counted in ``validator_beacon_node_request_errors_total``.
 
-Why one module of about 520 lines: failover, publishing to all, health and the
+Why one module: failover, publishing to all, health and the
 streams share one node pool and one session, and the rule "only health checks and
 unreachable nodes move a node" must be read in one place.
 """

@@ -58,7 +58,7 @@ class BlockProposer:
     async def _propose(self, slot: int, duty: ProposerDuty) -> tuple[DutyResult, str]:
         ctx = self._ctx
         pubkey = duty.pubkey
-        refusal = await ctx.signer.check_block(pubkey, slot)
+        refusal = await ctx.signer.precheck_block(pubkey, slot)
         if refusal is not None:
             return DutyResult.REFUSED, str(refusal)
         epoch = ctx.chain.epoch_at_slot(slot)

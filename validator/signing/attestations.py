@@ -137,7 +137,7 @@ class AttestationSigning:
             for candidate in candidates
         ]
         try:
-            verdicts = await run_to_completion(self._record.record_attestations_verdicts, items)
+            verdicts = await run_to_completion(self._record.record_attestations, items)
         except SlashingProtectionError as error:
             unavailable = record_unavailable(error)
             for candidate in candidates:

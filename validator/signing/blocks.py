@@ -34,7 +34,7 @@ from validator.signing.web3signer import SignType, request_for
 
 
 class BlockSigning:
-    """The block path of the signer (``Signer.check_block``, ``sign_block``...)."""
+    """The block path of the signer (``Signer.precheck_block``, ``sign_block``...)."""
 
     def __init__(
         self,
@@ -57,7 +57,7 @@ class BlockSigning:
         refusal = self._checks_before_record(pubkey, slot, None)
         if refusal is None:
             try:
-                verdict = await run_to_completion(self._record.block_verdict, pubkey, slot)
+                verdict = await run_to_completion(self._record.check_block, pubkey, slot)
                 refusal = refused_by_record(verdict)
             except SlashingProtectionError as error:
                 refusal = record_unavailable(error)
@@ -123,7 +123,7 @@ class BlockSigning:
 
     async def _record_block(self, pubkey: bytes, slot: int) -> Refusal | None:
         try:
-            verdict = await run_to_completion(self._record.record_block_verdict, pubkey, slot)
+            verdict = await run_to_completion(self._record.record_block, pubkey, slot)
         except SlashingProtectionError as error:
             return record_unavailable(error)
         return refused_by_record(verdict)

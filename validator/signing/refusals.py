@@ -22,18 +22,14 @@ _RECORD_REASONS = {
     RecordRefusal.WRITE_FAILED: RefusalReason.RECORD_WRITE_FAILED,
     RecordRefusal.SLASHABLE: RefusalReason.SLASHABLE,
 }
-_RECORD_DETAILS = {
-    RecordRefusal.NOT_REGISTERED: "the slashing-protection record has no entry for this key",
-    RecordRefusal.WRITE_FAILED: "the slashing-protection record could not be written",
-    RecordRefusal.SLASHABLE: "the slashing-protection record refuses it",
-}
 
 
 def refused_by_record(verdict: Verdict) -> Refusal | None:
-    """The record's refusal as the signer reports it; None when the record allowed it."""
+    """The record's refusal as the signer reports it, saying the bound it hit (the rule and
+    the record's watermark); None when the record allowed it."""
     if verdict.reason is None:
         return None
-    return Refusal(_RECORD_REASONS[verdict.reason], _RECORD_DETAILS[verdict.reason])
+    return Refusal(_RECORD_REASONS[verdict.reason], verdict.explain())
 
 
 def record_unavailable(error: SlashingProtectionError) -> Refusal:

@@ -165,17 +165,14 @@ class Signer:
 
     # ------------------------------------------------------------------ blocks
 
-    async def check_block(self, pubkey: bytes, slot: int) -> Refusal | None:
+    async def precheck_block(self, pubkey: bytes, slot: int) -> Refusal | None:
         """Would a block at ``slot`` be refused? Records nothing; None when it would not.
 
-        The duty loop calls this before asking a beacon node for a block at all.
-        A refusal here is logged and counted like a refused signature.
+        The duty loop calls this before asking a beacon node for a block at all (the
+        record's own question is ``check_block``). A refusal here is logged and counted
+        like a refused signature.
         """
         return await self._blocks.check(pubkey, slot)
-
-    async def block_allowed(self, pubkey: bytes, slot: int) -> bool:
-        """``check_block`` as a yes/no."""
-        return await self.check_block(pubkey, slot) is None
 
     async def sign_block(self, pubkey: bytes, produced: ProducedBlock) -> SignedBlock:
         """Check, record, then sign a (blinded) block; SigningRefusedError when refused."""

@@ -7,6 +7,7 @@ import logging
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -15,12 +16,11 @@ from keymanager.api import TOKEN_FILE_NAME, TokenFileError, load_or_create_token
 from keymanager.api.token import token_matches
 from keymanager.store import ValidatorStore
 from tests.keymanager.api.support import TOKEN, Api, hex_pubkey, import_body, pubkey
-from tests.support.official_vectors import official_vectors
+from tests.support.official_vectors import official_vectors, vectors_root
 
 
-def spec_operations() -> list[tuple[str, str]]:
+def spec_operations(directory: Path) -> list[tuple[str, str]]:
     """(METHOD, path with a real pubkey) of every operation in the official spec."""
-    directory = official_vectors("keymanager-api")
     document = yaml.safe_load((directory / "keymanager-oapi.yaml").read_text())
     operations = []
     for path, item in document["paths"].items():
@@ -30,14 +30,25 @@ def spec_operations() -> list[tuple[str, str]]:
     return operations
 
 
+def _operation_cases() -> list[Any]:
+    directory = vectors_root() / "keymanager-api"
+    if not directory.exists():
+        # A missing spec becomes one case that skips (or fails under CI=true) when run.
+        return [pytest.param(None, None, id="keymanager-api-missing")]
+    return [pytest.param(method, path) for method, path in spec_operations(directory)]
+
+
 def test_the_spec_has_the_operations_we_serve() -> None:
-    assert len(spec_operations()) == 16
+    assert len(spec_operations(official_vectors("keymanager-api"))) == 16
 
 
-@pytest.mark.parametrize("method,path", spec_operations())
+@pytest.mark.parametrize("method,path", _operation_cases())
 async def test_every_operation_refuses_without_the_right_token(
-    api: Api, store: ValidatorStore, method: str, path: str
+    api: Api, store: ValidatorStore, method: str | None, path: str | None
 ) -> None:
+    if method is None or path is None:
+        official_vectors("keymanager-api")
+        pytest.fail("the Keymanager API spec lists no operations")
     body = {"pubkeys": [hex_pubkey(1)]} if method == "DELETE" else None
     missing = await api.call(method, path, body, headers={"Authorization": ""})
     assert missing.status == 401, missing.body

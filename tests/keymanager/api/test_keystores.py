@@ -162,7 +162,7 @@ async def test_a_remote_key_and_a_keystore_cannot_coexist(
 async def test_wrong_password_is_that_keys_error_and_nothing_is_written_for_it(
     api: Api, validators_dir: Path, signer: Signer
 ) -> None:
-    """The spec's per-key `error` covers "decrypting error" (issue 14): only all keys
+    """The spec's per-key `error` covers "decrypting error": only all keys
     failing writes nothing."""
     before = (validators_dir / RECORD_FILE).read_bytes()
     body = import_body([1, 2], history({1: (5, (1, 2))}))

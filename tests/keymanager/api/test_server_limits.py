@@ -1,4 +1,4 @@
-"""Idle and half-sent connections cannot take the process's descriptors (issue 14, defect 3).
+"""Idle and half-sent connections cannot take the process's descriptors.
 
 Real servers on 127.0.0.1; the clients are plain sockets in the same process, so the
 descriptors the server holds are the process's open descriptors minus the clients' own.

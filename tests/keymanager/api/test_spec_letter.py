@@ -1,5 +1,5 @@
-"""The Keymanager API against the letter of the spec, and hostile bodies (issue 14,
-defects 1 and 7)."""
+"""The Keymanager API against the letter of the spec: per-key errors, short tokens,
+oversized numbers, and hostile bodies."""
 
 from __future__ import annotations
 

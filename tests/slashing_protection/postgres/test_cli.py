@@ -13,7 +13,7 @@ from slashing_protection import SlashingProtection, Watermark
 from slashing_protection.postgres import SCHEMA_VERSION, PostgresSlashingProtection
 from tests.slashing_protection.postgres.support import snapshot
 from tests.slashing_protection.test_cli import assert_one_line_error, run
-from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey
+from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey, verdicts_allowed
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)
 
@@ -122,9 +122,9 @@ def test_migration_file_to_database_and_back(pg_url: str, tmp_path: Path, keys: 
     assert run("export", back, "--slashing-protection-db", pg_url).returncode == 0
     assert back.read_bytes() == exported_file, "the round trip changed the record"
     with PostgresSlashingProtection.open(pg_url, ROOT) as shared:
-        assert shared.record_block(pubkeys[0], 100) is False
-        assert shared.record_attestations([(pubkeys[0], 3, 4)]) == [False]
-        assert shared.record_attestations([(pubkeys[0], 3, 9)]) == [True]
+        assert shared.record_block(pubkeys[0], 100).allowed is False
+        assert verdicts_allowed(shared.record_attestations([(pubkeys[0], 3, 4)])) == [False]
+        assert verdicts_allowed(shared.record_attestations([(pubkeys[0], 3, 9)])) == [True]
     back_again = tmp_path / "from-db-2.json"
     assert run("export", back_again, "--slashing-protection-db", pg_url).returncode == 0
     new = tmp_path / "new-validators"

@@ -18,7 +18,7 @@ import time
 from slashing_protection import Watermark
 from slashing_protection.postgres import PostgresSlashingProtection
 from tests.slashing_protection.test_crash import _at_least, _read_all
-from tests.support.records import ROOT, pubkey
+from tests.support.records import ROOT, pubkey, verdicts_allowed
 
 KEYS = [pubkey(n) for n in range(6)]
 ROUNDS = 60
@@ -40,15 +40,17 @@ def _child(url: str, write_fd: int, seed: int) -> None:
                 last_target = -1 if mark.target is None else mark.target
                 target = max(0, last_target + rng.choice([0, 1, 1, 2]))
                 batch.append((index, source, target))
-            verdicts = record.record_attestations([(KEYS[i], s, t) for i, s, t in batch])
-            for (index, source, target), allowed in zip(batch, verdicts, strict=True):
-                if allowed:
+            verdicts = verdicts_allowed(
+                record.record_attestations([(KEYS[i], s, t) for i, s, t in batch])
+            )
+            for (index, source, target), ok in zip(batch, verdicts, strict=True):
+                if ok:
                     out.write(f"A {index} {source} {target}\n")
             index = rng.randrange(len(KEYS))
             mark = record.watermark(KEYS[index])
             assert mark is not None
             slot = max(0, (-1 if mark.slot is None else mark.slot) + rng.choice([0, 1, 3]))
-            if record.record_block(KEYS[index], slot):
+            if record.record_block(KEYS[index], slot).allowed:
                 out.write(f"B {index} {slot}\n")
     except BaseException:
         os._exit(70)
@@ -86,7 +88,7 @@ def test_sigkill_at_random_moments_never_loses_a_released_signature(pg_url: str)
                     source, target = map(int, numbers)
                     assert mark.source is not None and mark.source >= source, line
                     assert mark.target is not None and mark.target >= target, line
-                    assert not observer.attestation_allowed(KEYS[int(index)], source, target)
+                    assert not observer.check_attestation(KEYS[int(index)], source, target).allowed
             for key in KEYS:
                 mark = observer.watermark(key)
                 assert mark is not None and _at_least(mark, previous[key]), round_number

@@ -17,11 +17,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.support.pg_cluster import Cluster
 from slashing_protection.postgres import PostgresSlashingProtection, db_init
-from slashing_protection.rule import NEVER, attestation_allowed, block_allowed
+from slashing_protection.rule import NEVER, broken_attestation_rule, broken_block_rule
+from tests.support.pg_cluster import Cluster
 from tests.support.postgres import fresh_database
-from tests.support.records import ROOT, pubkey
+from tests.support.records import ROOT, pubkey, verdicts_allowed
 
 KEYS = [pubkey(n) for n in range(4)]  # key 3 is never registered
 CONNECTIONS = 3
@@ -35,8 +35,9 @@ batch = st.one_of(
     ),
     st.tuples(st.just("block"), st.integers(0, 3), epoch),
 )
-programs = st.lists(st.lists(batch, min_size=1, max_size=3), min_size=CONNECTIONS,
-                    max_size=CONNECTIONS)
+programs = st.lists(
+    st.lists(batch, min_size=1, max_size=3), min_size=CONNECTIONS, max_size=CONNECTIONS
+)
 
 State = dict[bytes, tuple[int, int, int]]  # key -> (slot, source, target)
 
@@ -45,7 +46,7 @@ def _apply(state: State, op: tuple[Any, ...]) -> Any:
     """The rule on the minimal record, one batch; returns the batch's verdicts."""
     if op[0] == "block":
         key, slot = KEYS[op[1]], op[2]
-        if key not in state or not block_allowed(last_slot=state[key][0], slot=slot):
+        if key not in state or broken_block_rule(last_slot=state[key][0], slot=slot) is not None:
             return False
         state[key] = (slot, state[key][1], state[key][2])
         return True
@@ -53,8 +54,11 @@ def _apply(state: State, op: tuple[Any, ...]) -> Any:
     for index, source, target in op[1]:
         key = KEYS[index]
         mark = state.get(key)
-        allowed = mark is not None and attestation_allowed(
-            last_source=mark[1], last_target=mark[2], source=source, target=target
+        allowed = mark is not None and (
+            broken_attestation_rule(
+                last_source=mark[1], last_target=mark[2], source=source, target=target
+            )
+            is None
         )
         if allowed:
             assert mark is not None
@@ -65,8 +69,8 @@ def _apply(state: State, op: tuple[Any, ...]) -> Any:
 
 def _run(record: PostgresSlashingProtection, op: tuple[Any, ...]) -> Any:
     if op[0] == "block":
-        return record.record_block(KEYS[op[1]], op[2])
-    return record.record_attestations([(KEYS[i], s, t) for i, s, t in op[1]])
+        return record.record_block(KEYS[op[1]], op[2]).allowed
+    return verdicts_allowed(record.record_attestations([(KEYS[i], s, t) for i, s, t in op[1]]))
 
 
 def _interleavings(lengths: list[int]) -> Any:

@@ -14,7 +14,6 @@ import psycopg
 import pytest
 from prometheus_client import REGISTRY
 
-from bench.support.pg_cluster import Cluster
 from slashing_protection import (
     ChainMismatchError,
     RecordMissingError,
@@ -34,7 +33,8 @@ from slashing_protection.postgres import (
     describe_url,
 )
 from tests.slashing_protection.postgres.support import admin, snapshot
-from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey
+from tests.support.pg_cluster import Cluster
+from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey, verdicts_allowed
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)
 UNKNOWN = pubkey(99)
@@ -60,14 +60,15 @@ def test_batch_of_many_checkpoints_and_floors_raises_each_key_to_its_own(pg_url:
     keys = [pubkey(100 + n) for n in range(40)]
     with PostgresSlashingProtection.open(pg_url, ROOT, register=keys) as record:
         # Different histories, so this process's floors differ between keys too.
-        assert all(record.record_attestations([(k, n % 3, n % 3 + 1) for n, k in enumerate(keys)]))
+        first = [(k, n % 3, n % 3 + 1) for n, k in enumerate(keys)]
+        assert all(verdicts_allowed(record.record_attestations(first)))
         items = [(k, 10 + n % 5, 20 + n % 7) for n, k in enumerate(keys)]
-        assert all(record.record_attestations(items))
+        assert all(verdicts_allowed(record.record_attestations(items)))
         for key, source, target in items:
             assert record.watermark(key) == Watermark(None, source, target)
         again = [(k, 10 + n % 5, 20 + n % 7) for n, k in enumerate(keys)]
         again[17] = (keys[17], 30, 40)
-        assert record.record_attestations(again) == [n == 17 for n in range(40)]
+        assert verdicts_allowed(record.record_attestations(again)) == [n == 17 for n in range(40)]
         assert record.watermark(keys[17]) == Watermark(None, 30, 40)
         assert record.watermark(keys[18]) == Watermark(None, 10 + 18 % 5, 20 + 18 % 7)
 
@@ -85,12 +86,14 @@ def test_batch_is_one_transaction(record: PostgresSlashingProtection, pg_url: st
     record.register(keys)
     admin(pg_url, "SELECT pg_stat_clear_snapshot()")
     before = _sample("validator_slashing_protection_write_seconds_count")
-    assert record.record_attestations([(key, 0, 1) for key in keys]) == [True] * len(keys)
+    first = record.record_attestations([(key, 0, 1) for key in keys])
+    assert verdicts_allowed(first) == [True] * len(keys)
     assert _sample("validator_slashing_protection_write_seconds_count") == before + 1
     # Statistics reach pg_stat_database asynchronously; what matters is that 300 keys
     # did not become 300 transactions.
     started = commits()
-    assert record.record_attestations([(key, 1, 2) for key in keys]) == [True] * len(keys)
+    second = record.record_attestations([(key, 1, 2) for key in keys])
+    assert verdicts_allowed(second) == [True] * len(keys)
     time.sleep(0.6)
     assert commits() - started < 10
 
@@ -110,12 +113,12 @@ def test_both_records_satisfy_one_protocol(pg_url: str, tmp_path: Path) -> None:
         assert isinstance(local, SlashingProtection)
         records: list[SlashingProtectionRecord] = [shared, local]
         for one in records:
-            assert one.record_attestations([(A, 1, 2), (A, 1, 3), (B, 0, 1)]) == [
+            assert verdicts_allowed(one.record_attestations([(A, 1, 2), (A, 1, 3), (B, 0, 1)])) == [
                 True,
                 True,
                 False,
             ]
-            assert one.record_block(A, 4) and not one.record_block(A, 4)
+            assert one.record_block(A, 4).allowed and not one.record_block(A, 4).allowed
         assert shared.export_interchange() == local.export_interchange()
 
 
@@ -124,13 +127,13 @@ def test_both_records_satisfy_one_protocol(pg_url: str, tmp_path: Path) -> None:
 
 def test_reopen_and_other_connections_see_the_record(pg_url: str) -> None:
     with PostgresSlashingProtection.open(pg_url, ROOT, register=[A, B, C]) as record:
-        assert record.record_block(A, 7)
-        assert record.record_attestations([(A, 1, 2), (B, 0, 0)]) == [True, True]
+        assert record.record_block(A, 7).allowed
+        assert verdicts_allowed(record.record_attestations([(A, 1, 2), (B, 0, 0)])) == [True, True]
         with PostgresSlashingProtection.open(pg_url, ROOT) as second:
-            assert second.record_block(A, 7) is False
-            assert second.record_attestations([(B, 0, 0)]) == [False]
-            assert second.record_attestations([(B, 0, 1)]) == [True]
-        assert record.record_attestations([(B, 0, 1)]) == [False]
+            assert second.record_block(A, 7).allowed is False
+            assert verdicts_allowed(second.record_attestations([(B, 0, 0)])) == [False]
+            assert verdicts_allowed(second.record_attestations([(B, 0, 1)])) == [True]
+        assert verdicts_allowed(record.record_attestations([(B, 0, 1)])) == [False]
     with PostgresSlashingProtection.open(pg_url, ROOT) as record:
         assert record.pubkeys() == [A, B, C]
         assert record.watermark(A) == Watermark(7, 1, 2)
@@ -140,8 +143,8 @@ def test_reopen_and_other_connections_see_the_record(pg_url: str) -> None:
 
 def test_register_adds_keys_and_never_lowers(pg_url: str) -> None:
     with PostgresSlashingProtection.open(pg_url, ROOT, register=[A]) as record:
-        assert record.record_block(A, 9)
-        assert record.record_attestations([(A, 4, 5)]) == [True]
+        assert record.record_block(A, 9).allowed
+        assert verdicts_allowed(record.record_attestations([(A, 4, 5)])) == [True]
         record.register([A, B])
         record.register([B])
         assert record.contains(B) and not record.contains(C)
@@ -195,7 +198,7 @@ def test_schema_of_another_version_refuses_to_open(pg_url: str) -> None:
 def test_db_init_can_run_again(empty_db: str) -> None:
     assert db_init(empty_db) == [SCHEMA_VERSION]
     with PostgresSlashingProtection.open(empty_db, ROOT, register=[A]) as record:
-        assert record.record_block(A, 3)
+        assert record.record_block(A, 3).allowed
     before = snapshot(empty_db)
     assert db_init(empty_db) == []
     assert snapshot(empty_db) == before
@@ -248,7 +251,9 @@ def test_connection_killed_mid_transaction_signs_nothing(
     holder.execute("SELECT * FROM slashing_protection_keys WHERE pubkey = %s FOR UPDATE", (B,))
     verdicts: list[list[bool]] = []
     worker = threading.Thread(
-        target=lambda: verdicts.append(record.record_attestations([(A, 1, 2), (B, 1, 2)]))
+        target=lambda: verdicts.append(
+            verdicts_allowed(record.record_attestations([(A, 1, 2), (B, 1, 2)]))
+        )
     )
     worker.start()
     pid = record.backend_pid
@@ -270,7 +275,7 @@ def test_connection_killed_mid_transaction_signs_nothing(
     assert verdicts == [[False, False]]
     assert snapshot(pg_url) == before
     time.sleep(1.1)  # reconnection is tried at most once a second
-    assert record.record_attestations([(A, 1, 2), (B, 1, 2)]) == [True, True]
+    assert verdicts_allowed(record.record_attestations([(A, 1, 2), (B, 1, 2)])) == [True, True]
     assert record.backend_pid != pid
 
 
@@ -280,7 +285,7 @@ def test_database_away_signs_nothing_logs_once_and_resumes(
     pg_cluster: Cluster,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    assert record.record_attestations([(A, 0, 1)]) == [True]
+    assert verdicts_allowed(record.record_attestations([(A, 0, 1)])) == [True]
     incidents = _sample("validator_slashing_protection_db_incidents_total")
     failures = _sample("validator_slashing_protection_write_failures_total")
     admin(pg_cluster.url(), "ALTER DATABASE " + _dbname(pg_url) + " ALLOW_CONNECTIONS false")
@@ -290,12 +295,12 @@ def test_database_away_signs_nothing_logs_once_and_resumes(
         _terminate(pg_cluster.url(), pid)
         with caplog.at_level("ERROR", logger="slashing_protection"):
             for target in range(2, 6):
-                assert record.record_attestations([(A, 0, target)]) == [False]
-                assert record.record_block(A, target) is False
+                assert verdicts_allowed(record.record_attestations([(A, 0, target)])) == [False]
+                assert record.record_block(A, target).allowed is False
                 time.sleep(0.3)
         # The pre-checks answer from what this process saw, so the signer can tell "the
         # record could not be written" from "slashable".
-        assert record.contains(A) and record.attestation_allowed(A, 0, 2)
+        assert record.contains(A) and record.check_attestation(A, 0, 2).allowed
     finally:
         admin(pg_cluster.url(), "ALTER DATABASE " + _dbname(pg_url) + " ALLOW_CONNECTIONS true")
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
@@ -303,7 +308,7 @@ def test_database_away_signs_nothing_logs_once_and_resumes(
     assert _sample("validator_slashing_protection_db_incidents_total") == incidents + 1
     assert _sample("validator_slashing_protection_write_failures_total") >= failures + 8
     deadline = time.monotonic() + 5
-    while record.record_attestations([(A, 0, 2)]) != [True]:
+    while verdicts_allowed(record.record_attestations([(A, 0, 2)])) != [True]:
         assert time.monotonic() < deadline, "the record did not resume"
         time.sleep(0.2)
     assert record.watermark(A) == Watermark(None, 0, 2)
@@ -321,8 +326,8 @@ def test_rolled_back_watermark_is_refused_and_counted(
 ) -> None:
     """A database that lost committed transactions (a promoted replica that was behind)
     would allow what this process already signed: the process refuses those keys."""
-    assert record.record_block(A, 20)
-    assert record.record_attestations([(A, 5, 6), (B, 1, 2)]) == [True, True]
+    assert record.record_block(A, 20).allowed
+    assert verdicts_allowed(record.record_attestations([(A, 5, 6), (B, 1, 2)])) == [True, True]
     # What a failover to a replica that missed the last commits looks like:
     admin(
         pg_url,
@@ -332,21 +337,21 @@ def test_rolled_back_watermark_is_refused_and_counted(
     )
     alarms = _sample("validator_slashing_protection_rollback_alarms_total")
     with caplog.at_level("ERROR", logger="slashing_protection"):
-        assert record.record_attestations([(A, 5, 6), (B, 1, 3)]) == [False, True]
-        assert record.record_block(A, 20) is False
-        assert record.record_block(A, 21) is False
-        assert not record.attestation_allowed(A, 6, 7)
+        assert verdicts_allowed(record.record_attestations([(A, 5, 6), (B, 1, 3)])) == [False, True]
+        assert record.record_block(A, 20).allowed is False
+        assert record.record_block(A, 21).allowed is False
+        assert not record.check_attestation(A, 6, 7).allowed
     assert _sample("validator_slashing_protection_rollback_alarms_total") >= alarms + 2
     assert "ALARM" in caplog.text and A.hex() in caplog.text
     # Importing an export that covers what was lost ends the refusal.
     record.import_interchange(interchange([entry(A, slots=(20,), attestations=((5, 6),))]))
-    assert record.record_attestations([(A, 5, 7)]) == [True]
-    assert record.record_block(A, 21) is True
+    assert verdicts_allowed(record.record_attestations([(A, 5, 7)])) == [True]
+    assert record.record_block(A, 21).allowed is True
     # A process that never saw the higher watermark has no way to know (which is why the
     # database must not lose commits: synchronous replication, see the docs).
     admin(pg_url, "UPDATE slashing_protection_keys SET target_epoch = 3 WHERE pubkey = %s", A)
     with PostgresSlashingProtection.open(pg_url, ROOT) as fresh:
-        assert fresh.record_attestations([(A, 5, 6)]) == [True]
+        assert verdicts_allowed(fresh.record_attestations([(A, 5, 6)])) == [True]
 
 
 # ----------------------------------------------------------------------------- import / export
@@ -367,8 +372,9 @@ def test_import_raises_watermarks_names_the_chain_and_survives(empty_db: str) ->
         assert record.watermark(A) == Watermark(40, 6, 9)
         assert record.watermark(C) == Watermark.never_signed()
     with PostgresSlashingProtection.open(empty_db, ROOT) as record:
-        assert record.record_block(A, 40) is False
-        assert record.record_attestations([(A, 5, 10), (A, 6, 10)]) == [False, True]
+        assert record.record_block(A, 40).allowed is False
+        batch = record.record_attestations([(A, 5, 10), (A, 6, 10)])
+        assert verdicts_allowed(batch) == [False, True]
     with pytest.raises(ChainMismatchError):
         PostgresSlashingProtection.open(empty_db, OTHER_ROOT, register=[A])
 
@@ -382,9 +388,9 @@ def test_concurrent_connections_never_double_sign(pg_url: str) -> None:
     def attest(worker: int) -> None:
         with PostgresSlashingProtection.open(pg_url, ROOT) as mine:
             for target in range(1, 31):
-                if mine.record_attestations([(A, 0, target)]) == [True]:
+                if verdicts_allowed(mine.record_attestations([(A, 0, target)])) == [True]:
                     approved[worker].append(target)
-                if mine.record_block(A, target):
+                if mine.record_block(A, target).allowed:
                     approved[worker].append(-target)
 
     threads = [threading.Thread(target=attest, args=(n,)) for n in range(4)]
@@ -423,15 +429,15 @@ def test_database_that_changed_chain_under_a_running_record_signs_nothing(
 ) -> None:
     """After a reconnection the schema and chain are checked again: a database replaced
     by another chain's (a wrong restore, a wrong failover target) is refused."""
-    assert record.record_attestations([(A, 0, 1)]) == [True]
+    assert verdicts_allowed(record.record_attestations([(A, 0, 1)])) == [True]
     admin(pg_url, "UPDATE slashing_protection_chain SET genesis_validators_root = %s", OTHER_ROOT)
     pid = record.backend_pid
     assert pid is not None
     _terminate(pg_url, pid)
     time.sleep(1.1)
     for target in (2, 3):
-        assert record.record_attestations([(A, 0, target)]) == [False]
+        assert verdicts_allowed(record.record_attestations([(A, 0, target)])) == [False]
         time.sleep(1.1)
     admin(pg_url, "UPDATE slashing_protection_chain SET genesis_validators_root = %s", ROOT)
     time.sleep(1.1)
-    assert record.record_attestations([(A, 0, 2)]) == [True]
+    assert verdicts_allowed(record.record_attestations([(A, 0, 2)])) == [True]

@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 
-from bench.support.pg_cluster import Cluster
 from slashing_protection import SlashingProtection, SlashingProtectionError
 from slashing_protection.postgres import PostgresSlashingProtection, db_init
 from tests.slashing_protection.postgres.support import snapshot
 from tests.slashing_protection.test_vectors import _cases, _keys
 from tests.support.official_vectors import official_vectors
+from tests.support.pg_cluster import Cluster
 from tests.support.postgres import fresh_database
+from tests.support.records import verdicts_allowed
 
 
 def _run(case: dict[str, Any], url: str, directory: Path, *, batch: bool) -> tuple[int, int]:
@@ -42,9 +43,9 @@ def _run(case: dict[str, Any], url: str, directory: Path, *, batch: bool) -> tup
                 assert snapshot(url) == before, f"step {number} changed the database"
             for block in step["blocks"]:
                 key = bytes.fromhex(block["pubkey"][2:])
-                verdict = record.record_block(key, int(block["slot"]))
+                verdict = record.record_block(key, int(block["slot"])).allowed
                 assert verdict == block["should_succeed"], (number, block)
-                assert file.record_block(key, int(block["slot"])) == verdict
+                assert file.record_block(key, int(block["slot"])).allowed == verdict
                 attempts += 1
                 refused += not verdict
             items = [
@@ -53,10 +54,10 @@ def _run(case: dict[str, Any], url: str, directory: Path, *, batch: bool) -> tup
             ]
             expected = [a["should_succeed"] for a in step["attestations"]]
             if batch:
-                verdicts = record.record_attestations(items)
+                verdicts = verdicts_allowed(record.record_attestations(items))
                 file.record_attestations(items)
             else:
-                verdicts = [record.record_attestations([item])[0] for item in items]
+                verdicts = [record.record_attestations([item])[0].allowed for item in items]
                 for item in items:
                     file.record_attestations([item])
             assert verdicts == expected, (number, step["attestations"])

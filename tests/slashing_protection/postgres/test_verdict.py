@@ -1,6 +1,6 @@
 """The shared record's verdicts on a real PostgreSQL: the same reasons as the file record
-(side by side), a failed commit and a database away as `WRITE_FAILED`, the rollback alarm
-as `SLASHABLE`; a parsed interchange imported as is; the caller's hint for a missing
+and bounds (side by side), a failed commit and a database away as `WRITE_FAILED`, the
+rollback alarm as `SLASHABLE`; a parsed interchange imported as is; the caller's hint for a missing
 record; and a real signer over the shared record telling the reasons apart."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from bench.support.pg_cluster import Cluster
 from slashing_protection import (
     ChainMismatchError,
     RecordMissingError,
@@ -23,17 +22,25 @@ from slashing_protection import (
     open_record,
     parse_interchange,
 )
-from slashing_protection.postgres import PostgresSlashingProtection, db_init
+from slashing_protection.postgres import PostgresSlashingProtection
+from slashing_protection.rule import Rule
 from tests.slashing_protection.postgres.support import admin, allow_commits, fail_commits, snapshot
-from tests.support.postgres import fresh_database
+from tests.support.pg_cluster import Cluster
 from tests.support.records import OTHER_ROOT, ROOT, entry, interchange, pubkey
 
 A, B, C = pubkey(1), pubkey(2), pubkey(3)
 UNKNOWN = pubkey(99)
-ALLOWED = Verdict()
-SLASHABLE = Verdict(RecordRefusal.SLASHABLE)
-NOT_REGISTERED = Verdict(RecordRefusal.NOT_REGISTERED)
-WRITE_FAILED = Verdict(RecordRefusal.WRITE_FAILED)
+ALLOWED = None
+SLASHABLE = RecordRefusal.SLASHABLE
+NOT_REGISTERED = RecordRefusal.NOT_REGISTERED
+WRITE_FAILED = RecordRefusal.WRITE_FAILED
+
+
+def reasons(answer: Verdict | list[Verdict]) -> RecordRefusal | None | list[RecordRefusal | None]:
+    """A verdict's reason (a batch's, item by item)."""
+    if isinstance(answer, list):
+        return [verdict.reason for verdict in answer]
+    return answer.reason
 
 
 @pytest.fixture
@@ -48,24 +55,24 @@ def record(pg_url: str) -> Iterator[PostgresSlashingProtection]:
 def test_verdicts_equal_the_file_records_side_by_side(pg_url: str, tmp_path: Path) -> None:
     """One script of checks and records against both records: every verdict the same."""
     script: list[tuple[str, tuple[Any, ...]]] = [
-        ("block_verdict", (A, 5)),
-        ("record_block_verdict", (A, 5)),
-        ("record_block_verdict", (A, 5)),
-        ("record_block_verdict", (A, 4)),
-        ("block_verdict", (A, 6)),
-        ("block_verdict", (UNKNOWN, 5)),
-        ("record_block_verdict", (UNKNOWN, 5)),
-        ("record_attestations_verdicts", ([(A, 2, 3)],)),
+        ("check_block", (A, 5)),
+        ("record_block", (A, 5)),
+        ("record_block", (A, 5)),
+        ("record_block", (A, 4)),
+        ("check_block", (A, 6)),
+        ("check_block", (UNKNOWN, 5)),
+        ("record_block", (UNKNOWN, 5)),
+        ("record_attestations", ([(A, 2, 3)],)),
         (
-            "record_attestations_verdicts",
+            "record_attestations",
             ([(A, 2, 3), (B, 0, 1), (UNKNOWN, 0, 1), (A, 1, 4), (B, 0, 1), (C, 5, 9)],),
         ),
-        ("record_attestations_verdicts", ([(B, 0, 2), (C, 5, 10)],)),
-        ("record_attestations_verdicts", ([],)),
-        ("attestation_verdict", (C, 5, 11)),
-        ("attestation_verdict", (C, 4, 11)),
-        ("attestation_verdict", (C, 5, 10)),
-        ("attestation_verdict", (UNKNOWN, 0, 1)),
+        ("record_attestations", ([(B, 0, 2), (C, 5, 10)],)),
+        ("record_attestations", ([],)),
+        ("check_attestation", (C, 5, 11)),
+        ("check_attestation", (C, 4, 11)),
+        ("check_attestation", (C, 5, 10)),
+        ("check_attestation", (UNKNOWN, 0, 1)),
     ]
     answers: list[list[Any]] = []
     with open_record(pg_url, ROOT, register=[A, B, C]) as shared, open_record(
@@ -77,7 +84,7 @@ def test_verdicts_equal_the_file_records_side_by_side(pg_url: str, tmp_path: Pat
         assert shared.export_interchange() == local.export_interchange()
     shared_answers, file_answers = answers
     assert shared_answers == file_answers
-    assert shared_answers[:7] == [
+    assert [reasons(answer) for answer in shared_answers[:7]] == [
         ALLOWED,
         ALLOWED,
         SLASHABLE,
@@ -86,7 +93,9 @@ def test_verdicts_equal_the_file_records_side_by_side(pg_url: str, tmp_path: Pat
         NOT_REGISTERED,
         NOT_REGISTERED,
     ]
-    assert shared_answers[8] == [
+    assert shared_answers[1] == Verdict()
+    assert shared_answers[2] == Verdict(SLASHABLE, Rule.BLOCK_SLOT, 5)
+    assert reasons(shared_answers[8]) == [
         SLASHABLE,  # the same target again
         ALLOWED,
         NOT_REGISTERED,
@@ -94,45 +103,14 @@ def test_verdicts_equal_the_file_records_side_by_side(pg_url: str, tmp_path: Pat
         SLASHABLE,  # judged against its earlier item in this batch
         ALLOWED,
     ]
-    assert shared_answers[9] == [ALLOWED, ALLOWED]
-
-
-def test_the_bool_interface_is_the_verdicts_allowed(pg_url: str, pg_cluster: Cluster) -> None:
-    """The same calls on two fresh databases, once as bools, once as verdicts."""
-    other = fresh_database(pg_cluster)
-    db_init(other)
-    batches = [[(A, 0, 1), (B, 0, 1)], [(A, 0, 1), (B, 1, 2), (UNKNOWN, 0, 1)], [(A, 2, 3)]]
-    with PostgresSlashingProtection.open(pg_url, ROOT, register=[A, B]) as by_bool:
-        bools = [by_bool.record_attestations(batch) for batch in batches]
-        bools.append([by_bool.record_block(A, 3), by_bool.record_block(A, 3)])
-        bools.append([by_bool.block_allowed(A, 4), by_bool.block_allowed(UNKNOWN, 0)])
-        bools.append(
-            [by_bool.attestation_allowed(B, 1, 5), by_bool.attestation_allowed(B, 0, 5)]
-        )
-    with PostgresSlashingProtection.open(other, ROOT, register=[A, B]) as by_verdict:
-        verdicts = [
-            [v.allowed for v in by_verdict.record_attestations_verdicts(batch)]
-            for batch in batches
-        ]
-        verdicts.append([by_verdict.record_block_verdict(A, 3).allowed for _ in range(2)])
-        verdicts.append(
-            [by_verdict.block_verdict(A, 4).allowed, by_verdict.block_verdict(UNKNOWN, 0).allowed]
-        )
-        verdicts.append(
-            [
-                by_verdict.attestation_verdict(B, 1, 5).allowed,
-                by_verdict.attestation_verdict(B, 0, 5).allowed,
-            ]
-        )
-    assert bools == verdicts
-    assert bools[1] == [False, True, False] and bools[3] == [True, False]
-    assert snapshot(pg_url)[1] == snapshot(other)[1]
+    assert reasons(shared_answers[9]) == [ALLOWED, ALLOWED]
+    assert shared_answers[8][3] == Verdict(SLASHABLE, Rule.ATTESTATION_SOURCE, 2)
 
 
 def test_prechecks_record_nothing(record: PostgresSlashingProtection, pg_url: str) -> None:
     before = snapshot(pg_url)
-    assert record.block_verdict(A, 1) == ALLOWED
-    assert record.attestation_verdict(A, 0, 1) == ALLOWED
+    assert reasons(record.check_block(A, 1)) == ALLOWED
+    assert reasons(record.check_attestation(A, 0, 1)) == ALLOWED
     assert snapshot(pg_url) == before
 
 
@@ -142,20 +120,20 @@ def test_prechecks_record_nothing(record: PostgresSlashingProtection, pg_url: st
 def test_a_failed_commit_is_its_own_reason_and_changes_nothing(
     record: PostgresSlashingProtection, pg_url: str
 ) -> None:
-    assert record.record_attestations_verdicts([(A, 1, 2)]) == [ALLOWED]
+    assert reasons(record.record_attestations([(A, 1, 2)])) == [ALLOWED]
     before = snapshot(pg_url)
     fail_commits(pg_url)
-    verdicts = record.record_attestations_verdicts([(A, 1, 3), (A, 0, 9), (UNKNOWN, 1, 2)])
+    verdicts = record.record_attestations([(A, 1, 3), (A, 0, 9), (UNKNOWN, 1, 2)])
     # Judged under the row locks: the refusals keep their reason; the allowed item was
     # not committed.
-    assert verdicts == [WRITE_FAILED, SLASHABLE, NOT_REGISTERED]
-    assert record.record_block_verdict(A, 7) == WRITE_FAILED
-    assert record.record_block_verdict(UNKNOWN, 7) == NOT_REGISTERED
+    assert reasons(verdicts) == [WRITE_FAILED, SLASHABLE, NOT_REGISTERED]
+    assert reasons(record.record_block(A, 7)) == WRITE_FAILED
+    assert reasons(record.record_block(UNKNOWN, 7)) == NOT_REGISTERED
     assert snapshot(pg_url) == before
     assert record.watermark(A) == Watermark(None, 1, 2)
     allow_commits(pg_url)
-    assert record.record_block_verdict(A, 7) == ALLOWED
-    assert record.record_attestations_verdicts([(A, 1, 3)]) == [ALLOWED]
+    assert reasons(record.record_block(A, 7)) == ALLOWED
+    assert reasons(record.record_attestations([(A, 1, 3)])) == [ALLOWED]
 
 
 def test_database_away_answers_write_failed(
@@ -164,20 +142,20 @@ def test_database_away_answers_write_failed(
     """Nothing can be judged: every recording answers WRITE_FAILED (never a reason the
     database did not give); the pre-checks answer from what this process saw, and a key
     it never saw as WRITE_FAILED too, not as unregistered."""
-    assert record.record_attestations_verdicts([(A, 0, 1)]) == [ALLOWED]
+    assert reasons(record.record_attestations([(A, 0, 1)])) == [ALLOWED]
     name = pg_url.split("/")[3].split("?")[0]
     admin(pg_cluster.url(), f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
     try:
         pid = record.backend_pid
         assert pid is not None
         admin(pg_cluster.url(), "SELECT pg_terminate_backend(%s)", pid)
-        assert record.record_attestations_verdicts([(A, 0, 2), (A, 0, 1), (UNKNOWN, 0, 1)]) == [
+        assert reasons(record.record_attestations([(A, 0, 2), (A, 0, 1), (UNKNOWN, 0, 1)])) == [
             WRITE_FAILED
         ] * 3
-        assert record.record_block_verdict(A, 5) == WRITE_FAILED
-        assert record.attestation_verdict(A, 0, 2) == ALLOWED
-        assert record.attestation_verdict(A, 0, 1) == SLASHABLE
-        assert record.block_verdict(UNKNOWN, 5) == WRITE_FAILED
+        assert reasons(record.record_block(A, 5)) == WRITE_FAILED
+        assert reasons(record.check_attestation(A, 0, 2)) == ALLOWED
+        assert reasons(record.check_attestation(A, 0, 1)) == SLASHABLE
+        assert reasons(record.check_block(UNKNOWN, 5)) == WRITE_FAILED
     finally:
         admin(pg_cluster.url(), f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
 
@@ -185,17 +163,18 @@ def test_database_away_answers_write_failed(
 def test_rolled_back_key_is_refused_as_slashable(
     record: PostgresSlashingProtection, pg_url: str
 ) -> None:
-    assert record.record_block_verdict(A, 20) == ALLOWED
-    assert record.record_attestations_verdicts([(A, 5, 6)]) == [ALLOWED]
+    assert reasons(record.record_block(A, 20)) == ALLOWED
+    assert reasons(record.record_attestations([(A, 5, 6)])) == [ALLOWED]
     admin(
         pg_url,
         "UPDATE slashing_protection_keys SET block_slot = 3, target_epoch = 3 WHERE pubkey = %s",
         A,
     )
-    assert record.block_verdict(A, 21) == SLASHABLE
-    assert record.attestation_verdict(A, 5, 7) == SLASHABLE
-    assert record.record_block_verdict(A, 21) == SLASHABLE
-    assert record.record_attestations_verdicts([(A, 5, 7), (B, 0, 1)]) == [SLASHABLE, ALLOWED]
+    assert reasons(record.check_block(A, 21)) == SLASHABLE
+    assert reasons(record.check_attestation(A, 5, 7)) == SLASHABLE
+    assert reasons(record.record_block(A, 21)) == SLASHABLE
+    assert "rolled-back database" in record.check_block(A, 21).explain()
+    assert reasons(record.record_attestations([(A, 5, 7), (B, 0, 1)])) == [SLASHABLE, ALLOWED]
 
 
 # ----------------------------------------------------------------------------- import, open
@@ -209,7 +188,7 @@ def test_a_parsed_interchange_is_imported_as_is(
     )
     assert record.import_interchange(parsed) == frozenset({A, UNKNOWN})
     assert record.watermark(A) == Watermark(9, 2, 4)
-    assert record.record_block_verdict(UNKNOWN, 1) == SLASHABLE
+    assert reasons(record.record_block(UNKNOWN, 1)) == SLASHABLE
     before = snapshot(pg_url)
     other = parse_interchange(interchange([entry(B, slots=(99,))], root=OTHER_ROOT))
     with pytest.raises(ChainMismatchError):
@@ -234,10 +213,10 @@ def test_one_protocol_for_the_record_the_signer_and_the_keymanager() -> None:
     assert SlashingRecord is SlashingProtectionRecord
     assert KeymanagerRecord is SlashingProtectionRecord
     for name in (
-        "block_verdict",
-        "attestation_verdict",
-        "record_block_verdict",
-        "record_attestations_verdicts",
+        "check_block",
+        "check_attestation",
+        "record_block",
+        "record_attestations",
         "import_interchange",
     ):
         assert callable(getattr(PostgresSlashingProtection, name))

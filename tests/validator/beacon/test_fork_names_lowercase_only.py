@@ -1,5 +1,5 @@
 """The Beacon API spells fork names in lowercase only; any other spelling in a node's answer
-is a malformed response, not a fork (issue 13, item 8)."""
+is a malformed response, not a fork."""
 
 from __future__ import annotations
 

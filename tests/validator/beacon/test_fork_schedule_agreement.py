@@ -1,5 +1,5 @@
 """The fork schedule is taken from both /eth/v1/config/spec and /eth/v1/config/fork_schedule;
-start-up is refused when they disagree, whichever one is wrong (issue 13, item 10)."""
+start-up is refused when they disagree, whichever one is wrong."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Genesis is read from every configured node and must agree (issue 13, item 12): the
+"""Genesis is read from every configured node and must agree: the
 far-future guard counts epochs from the genesis time, so one node reporting a genesis
 100,000 epochs early must not make it admit a target 100,000 epochs ahead."""
 

@@ -1,7 +1,7 @@
 """A 5xx answer to one request is that request's failure: the node stays healthy and keeps
 its traffic. Health comes from /eth/v1/node/health and /eth/v1/node/syncing and from
-connection failures, and is exposed as validator_beacon_node_healthy{node} (issue 13,
-item 3). Every failed attempt is counted by endpoint and status."""
+connection failures, and is exposed as validator_beacon_node_healthy{node}. Every failed
+attempt is counted by endpoint and status."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Preset values are checked only where a scheduled fork's containers use them: a chain
-whose Electra epoch is FAR_FUTURE_EPOCH may serve another MAX_CONSOLIDATION_REQUESTS_PER_PAYLOAD
-(issue 13, item 2); once Electra is scheduled, at any epoch, the value must match."""
+whose Electra epoch is FAR_FUTURE_EPOCH may serve another
+MAX_CONSOLIDATION_REQUESTS_PER_PAYLOAD; once Electra is scheduled, at any epoch, the value
+must match."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A node that predates a fork the client knows does not serve that fork's
 ``*_FORK_VERSION`` / ``*_FORK_EPOCH``: that fork is not scheduled on its chain, and the
-client starts and treats it as FAR_FUTURE_EPOCH (issue 13, item 1)."""
+client starts and treats it as FAR_FUTURE_EPOCH."""
 
 from __future__ import annotations
 

@@ -157,7 +157,7 @@ def _required_spec_fields() -> list[str]:
     return [name for name, field in SpecConfig.model_fields.items() if field.is_required()]
 
 
-def test_required_fields_include_what_the_issue_names() -> None:
+def test_required_fields_include_the_timing_and_domains_that_signing_needs() -> None:
     required = set(_required_spec_fields())
     assert {
         "SLOTS_PER_EPOCH",

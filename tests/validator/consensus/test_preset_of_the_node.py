@@ -1,4 +1,4 @@
-"""Which preset a node runs, and every one of its shape values checked (issue 13's last part).
+"""Which preset a node runs, and every one of its shape values checked.
 
 The preset is the node's PRESET_BASE (mainnet or minimal; anything else is refused), or,
 from a node that leaves PRESET_BASE out, the known preset whose values all match what it

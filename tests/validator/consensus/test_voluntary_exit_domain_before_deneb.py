@@ -1,7 +1,7 @@
 """Voluntary exits before Deneb take the spec's get_domain in the including state: the
 state's previous fork version when the exit's epoch is before that fork, else its current
-one, never an older fork's (issue 13, item 7). The known answer is the consensus specs'
-pyspec result for the reproduction in the issue (mainnet, Bellatrix epoch 150000)."""
+one, never an older fork's. The known answer is the consensus specs' pyspec result for
+an exit at mainnet's Bellatrix epoch 150000."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The chain's genesis time is kept in the validators directory on the first start, beside
-the record, and a node that later reports another is refused before anything is signed
-(issue 13, item 12)."""
+the record, and a node that later reports another is refused before anything is signed."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A key imported through the Keymanager API at any moment gets its duties for the current
 and next epoch at once and acts in the next slot it is due; no previous epoch's duties are
-asked for (issue 13, item 5)."""
+asked for."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A duty whose deadline has passed is dropped and counted as missed, never sent late
-(issue 13, item 4): started in the middle of a slot with slow sync duties, the client sent
-that slot's sync committee messages after the slot had ended, and the node rejected them."""
+(started in the middle of a slot with slow sync duties, a client could otherwise send that
+slot's sync committee messages after the slot had ended, for the node to reject)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Before Electra this client refuses attesting and aggregating by design; it refuses them
-before signing anything or asking the node for anything (issue 13, item 6): no selection
+before signing anything or asking the node for anything: no selection
 proof, no attestation data, no aggregate."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """At an epoch of a fork this client does not know, nothing is signed and every duty that
 would have signed is counted as an ``unsupported_fork`` refusal, never logged as a duty that
-"failed unexpectedly" (issue 13, item 9)."""
+"failed unexpectedly"."""
 
 from __future__ import annotations
 

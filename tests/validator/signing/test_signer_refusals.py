@@ -90,7 +90,7 @@ async def test_unknown_key_is_refused_for_every_kind(
     assert result.refusal is not None and result.refusal.reason is RefusalReason.UNKNOWN_KEY
     [proof] = await signer.sign_selection_proofs(40, [stranger])
     assert proof.refusal is not None and proof.refusal.reason is RefusalReason.UNKNOWN_KEY
-    assert not await signer.block_allowed(stranger, 41)
+    assert await signer.precheck_block(stranger, 41) is not None
     assert crypto_spy.calls == []
     assert not record.contains(stranger)
 
@@ -168,14 +168,14 @@ async def test_the_margin_is_configurable_and_follows_the_clock(
 ) -> None:
     signer = Signer(chain, record, clock=clock, far_future_margin_epochs=0)
     await signer.add_keys({pubkeys[0]: keypairs[0][0]})
-    assert await signer.block_allowed(pubkeys[0], 40)
-    assert not await signer.block_allowed(pubkeys[0], 41)
+    assert await signer.precheck_block(pubkeys[0], 40) is None
+    assert await signer.precheck_block(pubkeys[0], 41) is not None
     [result] = await signer.sign_attestations(
         [AttestationRequest(pubkeys[0], attestation_data(39, 4, 6))]
     )
     assert result.refusal is not None and result.refusal.reason is RefusalReason.FAR_FUTURE
     clock.at_slot(48)  # epoch 6
-    assert await signer.block_allowed(pubkeys[0], 48)
+    assert await signer.precheck_block(pubkeys[0], 48) is None
     [result] = await signer.sign_attestations(
         [AttestationRequest(pubkeys[0], attestation_data(47, 4, 6))]
     )
@@ -231,7 +231,7 @@ async def test_epochs_past_an_unknown_fork_are_refused(
         [AttestationRequest(pubkeys[0], attestation_data(47, 5, 6))]
     )
     assert result.refusal is not None and result.refusal.reason is RefusalReason.UNSUPPORTED_FORK
-    assert not await signer.block_allowed(pubkeys[0], 48)
+    assert await signer.precheck_block(pubkeys[0], 48) is not None
     with pytest.raises(SigningRefusedError) as refused:
         await signer.sign_randao_reveal(pubkeys[0], 6)
     assert refused.value.reason is RefusalReason.UNSUPPORTED_FORK
@@ -242,18 +242,18 @@ async def test_epochs_past_an_unknown_fork_are_refused(
 # --- the block pre-check ---------------------------------------------------------
 
 
-async def test_block_allowed_records_nothing(
+async def test_the_block_precheck_records_nothing(
     signer: Signer, record: SlashingProtection, pubkeys: list[bytes]
 ) -> None:
-    assert await signer.block_allowed(pubkeys[3], 40)
-    assert await signer.block_allowed(pubkeys[3], 40)
+    assert await signer.precheck_block(pubkeys[3], 40) is None
+    assert await signer.precheck_block(pubkeys[3], 40) is None
     assert record.watermark(pubkeys[3]).slot is None  # type: ignore[union-attr]
     await signer.sign_block(pubkeys[3], fulu_block(40))
-    assert not await signer.block_allowed(pubkeys[3], 40)
-    refusal = await signer.check_block(pubkeys[3], 40)
+    assert await signer.precheck_block(pubkeys[3], 40) is not None
+    refusal = await signer.precheck_block(pubkeys[3], 40)
     assert refusal is not None and refusal.reason is RefusalReason.SLASHABLE
-    assert await signer.block_allowed(pubkeys[3], 41)
-    assert (await signer.check_block(pubkeys[3], 60)).reason is RefusalReason.FAR_FUTURE  # type: ignore[union-attr]
+    assert await signer.precheck_block(pubkeys[3], 41) is None
+    assert (await signer.precheck_block(pubkeys[3], 60)).reason is RefusalReason.FAR_FUTURE  # type: ignore[union-attr]
 
 
 async def test_signatures_are_counted(signer: Signer, pubkeys: list[bytes]) -> None:
@@ -278,5 +278,5 @@ async def test_a_closed_record_signs_nothing(
     with pytest.raises(SigningRefusedError) as refused:
         await signer.sign_block(pubkeys[0], fulu_block(40))
     assert refused.value.reason is RefusalReason.RECORD_UNAVAILABLE
-    assert not await signer.block_allowed(pubkeys[0], 41)
+    assert await signer.precheck_block(pubkeys[0], 41) is not None
     assert crypto_spy.calls == []

@@ -114,13 +114,13 @@ async def test_a_key_removed_mid_batch_signs_nothing(
 ) -> None:
     """Removed while the batch's record write runs: recorded, but not signed."""
     gate = Gate()
-    real_record = record.record_attestations_verdicts
+    real_record = record.record_attestations
 
     def record_attestations(items: Sequence[tuple[bytes, int, int]]) -> list[Verdict]:
         gate.pass_through()
         return real_record(items)
 
-    monkeypatch.setattr(record, "record_attestations_verdicts", record_attestations)
+    monkeypatch.setattr(record, "record_attestations", record_attestations)
     batch = asyncio.create_task(
         signer.sign_attestations(
             [AttestationRequest(pubkey, attestation_data(39, 3, 4)) for pubkey in pubkeys]

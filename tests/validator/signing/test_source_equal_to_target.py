@@ -1,6 +1,6 @@
 """An attestation whose source equals its target (other than 0 at genesis) is refused before
 the slashing-protection record: recorded, its target would refuse every honest attestation
-until the chain justified past it (issue 13, item 11)."""
+until the chain justified past it."""
 
 from __future__ import annotations
 

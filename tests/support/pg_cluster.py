@@ -1,7 +1,4 @@
-"""A throwaway PostgreSQL cluster for the benchmark and the tests (tooling, not product).
-
-It lives beside the benchmark because bench/ may not import tests/ (the benchmark uses
-public APIs and its own tooling only); the shared-record tests reuse it from here.
+"""A throwaway PostgreSQL cluster for the tests of the shared record (tooling, not product).
 
 `initdb` in a temporary directory, then `postgres` listening only on a Unix socket in that
 directory (no TCP port, so it can clash with nothing), stopped and deleted by `stop()`.
