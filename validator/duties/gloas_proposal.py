@@ -47,7 +47,7 @@ class GloasProposer:
         """The block's outcome; the envelope's is reported on its own (its own kind)."""
         ctx = self._ctx
         pubkey = duty.pubkey
-        refusal = await ctx.signer.check_block(pubkey, slot)
+        refusal = await ctx.signer.precheck_block(pubkey, slot)
         if refusal is not None:
             return DutyResult.REFUSED, str(refusal)
         try:
