@@ -42,9 +42,11 @@ from validator.beacon import (
     EventStream,
     HeadEvent,
     ProposerPreparation,
+    RawEvent,
     SyncCommitteeSubscription,
     SyncDuty,
 )
+from validator.consensus.forks import FAR_FUTURE_EPOCH
 from validator.consensus.spec import BeforeGenesisError
 from validator.duties.attester import Attester, SlotAttestations
 from validator.duties.context import DutyContext
@@ -58,6 +60,8 @@ from validator.duties.tracker import DutyListKind, FetchReason, Refetch
 log = logging.getLogger("validator.scheduler")
 
 EVENT_TOPICS = ("head", "block", "chain_reorg")
+PAYLOAD_AVAILABLE_TOPIC = "execution_payload_available"
+"""Asked for only when the chain schedules Gloas (older nodes refuse unknown topics)."""
 
 DutyT = TypeVar("DutyT", AttesterDuty, SyncDuty)
 
@@ -79,7 +83,14 @@ class DutyScheduler:
         self._on_slot = on_slot
         #: More topics on the same stream, each of their events handed to ``on_event``
         #: (the key gate's slashing reports).
-        self._topics = tuple(dict.fromkeys([*EVENT_TOPICS, *extra_topics]))
+        gloas_topics = (
+            (PAYLOAD_AVAILABLE_TOPIC,)
+            if context.chain.gloas_fork_epoch != FAR_FUTURE_EPOCH
+            else ()
+        )
+        self._topics = tuple(dict.fromkeys([*EVENT_TOPICS, *gloas_topics, *extra_topics]))
+        # slot -> set once the node announces the slot's payload (the PTC may vote early).
+        self._payloads: dict[int, asyncio.Event] = {}
         self._on_other_event = on_event
         self.proposer = BlockProposer(context)
         self.attester = Attester(context)
@@ -178,6 +189,10 @@ class DutyScheduler:
             self._ctx.tracker.on_reorg(event)
         elif isinstance(event, BlockEvent):
             log.debug("block 0x%s at slot %d", event.block.hex()[:16], event.slot)
+        elif isinstance(event, RawEvent) and event.topic == PAYLOAD_AVAILABLE_TOPIC:
+            slot = event.data.get("slot") if isinstance(event.data, dict) else None
+            if isinstance(slot, str) and slot.isdigit():
+                self._payload_event(int(slot)).set()
         if self._on_other_event is not None:
             self._on_other_event(event)
 
@@ -329,10 +344,22 @@ class DutyScheduler:
         seats = await self._ctx.tracker.ptc_at(slot)
         if not seats:
             return
-        await clock.sleep_until(
-            clock.slot_bps(slot, self._ctx.chain.gloas_deadlines.payload_due_bps)
-        )
+        # At PAYLOAD_DUE_BPS, or as soon as the node announces the slot's payload.
+        due = clock.slot_bps(slot, self._ctx.chain.gloas_deadlines.payload_due_bps)
+        remaining = clock.seconds_until(due)
+        if remaining > 0:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await self._payload_event(slot).wait()
         await self.ptc.attest(slot, seats)
+
+    def _payload_event(self, slot: int) -> asyncio.Event:
+        event = self._payloads.get(slot)
+        if event is None:
+            event = self._payloads[slot] = asyncio.Event()
+            for old in [key for key in self._payloads if key < slot - 2]:
+                del self._payloads[old]
+        return event
 
     async def _proposal_flow(self, slot: int) -> None:
         duty = await self._ctx.tracker.proposer_at(slot)

