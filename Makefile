@@ -5,10 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install devnet test lint bench clean gloas-oracle
+.PHONY: install devnet test test-native lint bench clean gloas-oracle
 
-# The native core (Rust) is built by pip through maturin; a change to it rebuilds.
-$(STAMP): pyproject.toml Cargo.toml Cargo.lock $(wildcard crypto_backend/native/*.rs)
+# The native core (Rust, the workspace of crypto_backend/native) is built by pip
+# through maturin; a change to any of its crates rebuilds.
+NATIVE_SOURCES := $(shell find crypto_backend/native -name '*.rs' -o -name Cargo.toml)
+CT_CHECK := tests/ct_check/Cargo.toml
+
+$(STAMP): pyproject.toml Cargo.toml Cargo.lock $(NATIVE_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,dev]'
@@ -42,9 +46,17 @@ TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
+# The kernels crate's own unit and differential tests (blst as the oracle).
+test-native:
+	cargo test --quiet -p bls_lanes
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	cargo fmt --all --check
+	cargo fmt --check --manifest-path $(CT_CHECK)
+	cargo clippy --quiet --workspace --all-targets -- -D warnings
+	cargo clippy --quiet --all-targets --manifest-path $(CT_CHECK) --target-dir target/ct_check -- -D warnings
 
 bench: $(STAMP)
 	for script in bench/*.py; do $(BIN)/python $$script || exit 1; done

@@ -192,7 +192,7 @@ def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> 
         if not crypto_backend.verify_signature_sets(sets):
             raise SystemExit("benchmark batch failed to verify")
 
-    # The 8-lane Miller loop (miller_lanes.rs): its goal line needs IFMA; the portable
+    # The 8-lane Miller loop: its goal line needs IFMA; the portable
     # layer's figure says what the kernel's arithmetic costs there, never the goal.
     if not ifma:
         print("[INFO] verify_signature_sets(64 sets, 64 messages) on the avx512ifma Miller "

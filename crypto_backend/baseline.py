@@ -7,20 +7,20 @@ the identity and canonical-encoding rules of the real functions.
 from __future__ import annotations
 
 from crypto_backend import _native
-from crypto_backend._native import G1Point, G2Point
+from crypto_backend._native import G1Point, G2Point, testing
 from crypto_backend.constants import DST
 
 
 def decode_pubkey(pubkey: bytes) -> G1Point:
     """blst's checked decode of a public key (raises BlsError when it refuses)."""
-    return _native.baseline_decode_pubkey(pubkey)
+    return testing.baseline_decode_pubkey(pubkey)
 
 
 def core_verify(pubkey: G1Point, message: bytes, signature: bytes) -> bool:
     """A bare blst core_verify on an already decoded key: blst's signature decode and
     subgroup check, ``blst_core_verify_pk_in_g1`` (hash, two Miller loops, final
     exponentiation)."""
-    return _native.baseline_core_verify(pubkey, message, signature)
+    return testing.baseline_core_verify(pubkey, message, signature)
 
 
 def hash_to_g2(message: bytes) -> G2Point:
@@ -30,23 +30,23 @@ def hash_to_g2(message: bytes) -> G2Point:
 
 def sign_hashed(sk: int, hashed: G2Point) -> bytes:
     """A bare multiplication: ``blst_sign_pk_in_g1`` of a hashed message, compressed."""
-    return _native.baseline_sign_hashed(sk, hashed)
+    return testing.baseline_sign_hashed(sk, hashed)
 
 
 def blst_fp_mul_seconds(rounds: int) -> float:
     """Seconds for ``rounds`` rounds of eight blst multiplications modulo p
     (``blst_fp_mul``, blst's mul_mont_384), timed inside the native core."""
-    return _native.bench_blst_fp_mul(rounds)
+    return testing.bench_blst_fp_mul(rounds)
 
 
 def lane_fp_mul_seconds(layer: str, count: int) -> float:
     """Seconds for ``count`` 8-lane multiplications modulo p on a lane layer
     (``"portable"`` or ``"avx512ifma"``), timed inside the native core."""
-    return _native.bench_fp8_mul(layer, count)
+    return testing.bench_fpx8_mul(layer, count)
 
 
 def miller_final_exp(pairs: list[tuple[bytes, bytes]], path: str) -> bytes:
     """final_exp of the Miller product of (compressed key, compressed G2 point) pairs,
     the Miller loops on ``path``: ``"none"`` is ``blst_miller_loop_n``, a lane layer
-    runs whole chunks of 8 on the 8-lane kernel (miller_lanes.rs)."""
-    return _native.miller_final_on(pairs, path)
+    runs whole chunks of 8 on the 8-lane Miller-loop kernel."""
+    return testing.miller_final_on(pairs, path)

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Protocol
 
 import typer
 
@@ -161,7 +161,15 @@ def _log_level(text: str) -> int:
     return level
 
 
-def run_until_signalled(service: ValidatorService) -> None:
+class RunningService(Protocol):
+    """``validator run``'s or ``validator signer``'s service."""
+
+    exit_status: int
+
+    async def run(self, stop: asyncio.Event) -> None: ...
+
+
+def run_until_signalled(service: RunningService) -> None:
     """Run the service on a new event loop; SIGINT/SIGTERM ask it to stop.
 
     Exits 0 after a stop asked by a signal, 1 with one line on stderr when the

@@ -38,18 +38,19 @@ import orjson
 from aiohttp import web
 from prometheus_client import Counter, Histogram
 
-import crypto_backend
 from keymanager.api import TokenFileError, bound_port
 from keymanager.api.server_limits import LIMITS_KEY, ServerLimits, read_body, start_limited_site
 from keymanager.api.token import load_or_create_token, token_matches
 from keymanager.pubkeys import parse_pubkey
+from keymanager.store import ValidatorStore
 from validator.consensus import signing_roots
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec, UnsupportedForkError
 from validator.consensus.ssz import gloas
 from validator.consensus.ssz.codec import from_ssz, to_ssz
 from validator.consensus.ssz.gloas import BUILDER_INDEX_SELF_BUILD
-from validator.service import RunOptions, StartupError, ValidatorService
+from validator.keymanager_server import KeymanagerServer
+from validator.service import EXIT_DOPPELGANGER, check_can_start
 from validator.signing.guards import wall_clock_epoch
 from validator.signing.signer import Signer
 from validator.signing.types import (
@@ -69,6 +70,7 @@ from validator.signing.web3signer import (
     SignType,
     parse_signing_request,
 )
+from validator.startup import RunningParts, RunOptions, Startup, StartupError, check_options
 
 log = logging.getLogger("validator.signer_server")
 
@@ -486,17 +488,35 @@ class SignerOptions:
     middlewares: Sequence[Any] = ()
 
 
-class SignerService(ValidatorService):
-    """One run of ``validator signer``: ``validator run``'s start-up, then the API."""
+class SignerService:
+    """One run of ``validator signer``: ``validator run``'s start-up (steps 1 to 6 of
+    ``validator.service``, as ``validator.startup.Startup.start_signing``), the signer
+    API, the Keymanager API, then serving until a stop."""
 
     def __init__(self, options: RunOptions, signer_options: SignerOptions) -> None:
-        # The signer serves its keystores; it is nobody's client of another signer.
-        super().__init__(replace(options, remote_signer_urls=(), use_remote_keys=False))
+        check_options(options)
         if (signer_options.tls_cert is None) != (signer_options.tls_key is None):
             raise StartupError("give --tls-cert and --tls-key together")
+        # The signer serves its keystores; it is nobody's client of another signer.
+        self.options = replace(options, remote_signer_urls=(), use_remote_keys=False)
         self.signer_options = signer_options
+        self.store = ValidatorStore(options.validators_dir)
+        self.running: RunningParts | None = None
         self.port: int | None = None
-        self.signer: Signer | None = None
+        #: 0, or EXIT_DOPPELGANGER once a doppelganger stopped the run.
+        self.exit_status = 0
+
+    @property
+    def chain(self) -> ChainSpec | None:
+        return None if self.running is None else self.running.chain
+
+    @property
+    def signer(self) -> Signer | None:
+        return None if self.running is None else self.running.signer
+
+    @property
+    def keymanager_server(self) -> KeymanagerServer | None:
+        return None if self.running is None else self.running.keymanager_server
 
     def _token(self) -> str | None:
         options = self.signer_options
@@ -512,56 +532,63 @@ class SignerService(ValidatorService):
         except TokenFileError as error:
             raise StartupError(str(error)) from None
 
-    async def run(
-        self,
-        stop: asyncio.Event,
-        *,
-        last_slot: int | None = None,
-        slot_count: int | None = None,
-        on_slot: Callable[[int], None] | None = None,
-    ) -> None:
+    async def run(self, stop: asyncio.Event) -> None:
         """Start as ``validator run`` does, serve until ``stop`` is set, then stop cleanly."""
-        options, served = self.options, self.signer_options
-        if not options.validators_dir.is_dir():
-            raise StartupError(f"the validators directory {options.validators_dir} does not exist")
+        served = self.signer_options
+        check_can_start(self.options)
         ssl_context = None
         if served.tls_cert is not None and served.tls_key is not None:
             ssl_context = tls_context(served.tls_cert, served.tls_key)
         token = self._token()
-        log.info("crypto backend: %s", crypto_backend.info())
         async with contextlib.AsyncExitStack() as parts:
             # First in, last out: the record's lock outlives every server.
             record_lock = parts.enter_context(contextlib.ExitStack())
-            await self._start_metrics(parts)
-            started = await self._start_signing(parts, record_lock, stop)
-            if started is None:
-                return
-            client, chain, record, signer, gate = started
-            self.chain, self.signer = chain, signer
-            api = SignerApi(signer, chain, token=token, middlewares=served.middlewares)
-            try:
-                runner = await start_signer_api(api, served.address, served.port, ssl_context)
-            except OSError as error:
-                raise StartupError(
-                    f"cannot serve the signer API on {served.address}:{served.port}: "
-                    f"{error.strerror or error}"
-                ) from None
-            parts.push_async_callback(runner.cleanup)
-            self.port = bound_port(runner)
-            scheme = "https" if ssl_context is not None else "http"
-            log.info(
-                "signer API (Web3Signer eth2) listening on %s://%s:%s%s",
-                scheme,
-                served.address,
-                self.port,
-                " (bearer token required)" if token else "",
+            startup = Startup(
+                self.options,
+                self.store,
+                parts=parts,
+                record_lock=record_lock,
+                stop=stop,
+                on_doppelganger=lambda: self._found_doppelganger(stop),
             )
-            if options.keymanager:
-                keymanager = await self._start_keymanager(record, gate, chain, client)
-                parts.push_async_callback(keymanager.stop)
-                self.keymanager_server = keymanager
+            running = self.running = await startup.start_signing()
+            if running is None:
+                return
+            await self._serve_signer_api(running, parts, token, ssl_context)
+            await startup.start_keymanager(running)
             await stop.wait()
             log.info("stopping: the signer API closes")
+
+    def _found_doppelganger(self, stop: asyncio.Event) -> None:
+        self.exit_status = EXIT_DOPPELGANGER
+        stop.set()
+
+    async def _serve_signer_api(
+        self,
+        running: RunningParts,
+        parts: contextlib.AsyncExitStack,
+        token: str | None,
+        ssl_context: ssl.SSLContext | None,
+    ) -> None:
+        served = self.signer_options
+        api = SignerApi(running.signer, running.chain, token=token, middlewares=served.middlewares)
+        try:
+            runner = await start_signer_api(api, served.address, served.port, ssl_context)
+        except OSError as error:
+            raise StartupError(
+                f"cannot serve the signer API on {served.address}:{served.port}: "
+                f"{error.strerror or error}"
+            ) from None
+        parts.push_async_callback(runner.cleanup)
+        self.port = bound_port(runner)
+        scheme = "https" if ssl_context is not None else "http"
+        log.info(
+            "signer API (Web3Signer eth2) listening on %s://%s:%s%s",
+            scheme,
+            served.address,
+            self.port,
+            " (bearer token required)" if token else "",
+        )
 
 
 __all__ = [

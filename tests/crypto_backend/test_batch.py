@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import crypto_backend
-from crypto_backend import _native, batch, selection
+from crypto_backend import batch, selection
+from crypto_backend._native import testing
 from crypto_backend.backend import Backend
 
 MESSAGE = b"batch"
@@ -111,9 +112,9 @@ def test_each_distinct_message_is_hashed_once(
     ]
     if backend.name == "blst":
         # The native core hashes without calling back into Python: count there.
-        before = _native.counters()["hashes_to_g2"]
+        before = testing.counters()["hashes_to_g2"]
         assert crypto_backend.verify_signature_sets(sets)
-        assert _native.counters()["hashes_to_g2"] - before == 3
+        assert testing.counters()["hashes_to_g2"] - before == 3
         return
     hashed: list[bytes] = []
     real = backend.hash_to_g2
@@ -127,10 +128,10 @@ def _messages(count: int, messages: int) -> list[bytes]:
 
 
 def test_small_batches_stay_in_one_chunk() -> None:
-    assert _native.plan_chunks(_messages(1, 1), 2) == [[0]]
-    assert len(_native.plan_chunks(_messages(3, 3), 2)) == 1
-    assert len(_native.plan_chunks(_messages(12, 1), 2)) == 1
-    assert len(_native.plan_chunks(_messages(64, 64), 1)) == 1
+    assert testing.plan_chunks(_messages(1, 1), 2) == [[0]]
+    assert len(testing.plan_chunks(_messages(3, 3), 2)) == 1
+    assert len(testing.plan_chunks(_messages(12, 1), 2)) == 1
+    assert len(testing.plan_chunks(_messages(64, 64), 1)) == 1
 
 
 @pytest.mark.parametrize(("count", "messages"), [(64, 64), (300, 1), (100, 7), (17, 17)])
@@ -139,7 +140,7 @@ def test_chunks_cover_the_batch_once_and_keep_messages_together(
     count: int, messages: int, lane_total: int
 ) -> None:
     texts = _messages(count, messages)
-    chunks = _native.plan_chunks(texts, lane_total)
+    chunks = testing.plan_chunks(texts, lane_total)
     assert 2 <= len(chunks) <= lane_total
     assert all(chunks)
     assert sorted(index for chunk in chunks for index in chunk) == list(range(count))

@@ -1,7 +1,8 @@
-"""The 8-lane G1 multiplication (crypto_backend/native/g1_mul_lanes.rs, sk_to_pk) and
-the 8-lane G2 multiplication (g2_mul_lanes.rs, sign_many) are constant time: run
-under valgrind's memcheck with the secret scalars marked undefined (a client request
-from the test-only binary tests/ct_check, built here from the same source files), no
+"""The 8-lane G1 multiplication (sk_to_pk) and the 8-lane G2 multiplication
+(sign_many) of the kernels crate (crypto_backend/native/kernels, ``bls_lanes::mul``)
+are constant time: run under valgrind's memcheck with the secret scalars marked
+undefined (a client request from the test-only binary tests/ct_check, which depends
+on the kernels crate and runs the same code), no
 branch and no memory address may depend on them. The binary's ``--leak`` mode
 branches on a secret bit on purpose, to show that memcheck does see such a
 dependence in this set-up. The keys and signatures it prints are checked against
@@ -25,7 +26,7 @@ from py_ecc.bls.hash_to_curve import hash_to_G2
 from py_ecc.optimized_bls12_381 import normalize
 
 import crypto_backend
-from crypto_backend import _native
+from crypto_backend._native import testing
 from tests.crypto_backend.conftest import ifma_or_skip
 from tests.support.official_vectors import REPO_ROOT
 
@@ -121,10 +122,10 @@ def test_memcheck_sees_a_branch_on_the_secret(
 def test_lane_public_keys_are_blsts(count: int) -> None:
     keys = _secret_keys()[:count] + [secrets.randbelow(crypto_backend.CURVE_ORDER - 1) + 1
                                      for _ in range(max(0, count - 8))]
-    assert _native.sk_to_pk_lanes(keys, "portable") == [crypto_backend.sk_to_pk(k) for k in keys]
+    assert testing.sk_to_pk_lanes(keys, "portable") == [crypto_backend.sk_to_pk(k) for k in keys]
 
 
 def test_ifma_public_keys_match_portable() -> None:
     ifma_or_skip()
     keys = [secrets.randbelow(crypto_backend.CURVE_ORDER - 1) + 1 for _ in range(64)]
-    assert _native.sk_to_pk_lanes(keys, "avx512ifma") == _native.sk_to_pk_lanes(keys, "portable")
+    assert testing.sk_to_pk_lanes(keys, "avx512ifma") == testing.sk_to_pk_lanes(keys, "portable")

@@ -19,6 +19,7 @@ import pytest
 
 import crypto_backend
 from crypto_backend import _native, selection, simd, threads
+from crypto_backend._native import testing
 from crypto_backend.backend import Backend
 from tests.support.official_vectors import REPO_ROOT
 
@@ -193,7 +194,7 @@ def test_batches_straddling_the_chunk_size(
     backend: Backend[Any, Any], lanes: int, count: int, messages: int
 ) -> None:
     sets = _signed_sets(count, messages)
-    chunks = _native.plan_chunks([message for _, message, _ in sets], lanes)
+    chunks = testing.plan_chunks([message for _, message, _ in sets], lanes)
     if lanes == 1:
         assert len(chunks) == 1
     assert crypto_backend.verify_signature_sets(sets)
@@ -205,7 +206,7 @@ def test_batches_straddling_the_chunk_size(
 def test_the_chunk_size_sits_inside_the_tested_range() -> None:
     def chunks(count: int, messages: int) -> int:
         texts = [message for _, message, _ in _signed_sets(count, messages)]
-        return len(_native.plan_chunks(texts, 2))
+        return len(testing.plan_chunks(texts, 2))
 
     assert chunks(9, 9) == 1 and chunks(10, 10) == 2
     assert chunks(120, 1) == 1 and chunks(140, 1) == 2
@@ -232,7 +233,7 @@ def test_set_lane_count_refuses_nonsense() -> None:
 def test_a_panic_on_a_lane_is_an_exception_never_a_verdict(lanes: int) -> None:
     sets = _signed_sets(12, 12)
     assert crypto_backend.verify_signature_sets(sets)
-    _native.arm_test_panic("batch_chunk")
+    testing.arm_test_panic("batch_chunk")
     with pytest.raises(RuntimeError, match="native core failed"):
         crypto_backend.verify_signature_sets(sets)
     # The one-shot panic is spent and the lanes still work.
@@ -242,7 +243,7 @@ def test_a_panic_on_a_lane_is_an_exception_never_a_verdict(lanes: int) -> None:
 
 def test_a_panic_while_signing_is_an_exception_never_a_short_list(lanes: int) -> None:
     secrets = list(range(1, 30))
-    _native.arm_test_panic("sign_many")
+    testing.arm_test_panic("sign_many")
     with pytest.raises(RuntimeError, match="native core failed"):
         crypto_backend.sign_many(secrets, MESSAGE)
     assert len(crypto_backend.sign_many(secrets, MESSAGE)) == len(secrets)
@@ -250,16 +251,16 @@ def test_a_panic_while_signing_is_an_exception_never_a_short_list(lanes: int) ->
 
 def test_a_panic_in_verify_or_key_decoding_is_an_exception() -> None:
     pk, signature = crypto_backend.sk_to_pk(5), crypto_backend.sign(5, MESSAGE)
-    _native.arm_test_panic("verify")
+    testing.arm_test_panic("verify")
     with pytest.raises(RuntimeError):
         crypto_backend.verify(pk, MESSAGE, signature)
     assert crypto_backend.verify(pk, MESSAGE, signature)
-    _native.arm_test_panic("key_decode")
+    testing.arm_test_panic("key_decode")
     with pytest.raises(RuntimeError):
         crypto_backend.key_validate_many([pk])
     assert crypto_backend.key_validate_many([pk]) == [True]
     with pytest.raises(ValueError):
-        _native.arm_test_panic("nowhere")
+        testing.arm_test_panic("nowhere")
 
 
 @pytest.mark.parametrize(
@@ -355,6 +356,6 @@ def test_the_reported_blst_version_is_the_one_built() -> None:
     locked = re.search(r'name = "blst"\nversion = "([^"]+)"', lock)
     assert locked is not None
     assert _native.BLST_VERSION == locked.group(1)
-    manifest = (REPO_ROOT / "Cargo.toml").read_text()
+    manifest = (REPO_ROOT / "crypto_backend" / "native" / "python" / "Cargo.toml").read_text()
     version = re.search(r'^version = "([^"]+)"', manifest, re.MULTILINE)
     assert version is not None and _native.VERSION == version.group(1)

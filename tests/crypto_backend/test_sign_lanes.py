@@ -1,5 +1,5 @@
-"""sign_many through the constant-time 8-lane G2 kernel (crypto_backend/native/
-g2_mul_lanes.rs, driven by sign_lanes.rs) against blst's signatures.
+"""sign_many through the constant-time 8-lane G2 kernel (the kernels crate's
+``mul::g2``, driven by the suite crate's ``sign``) against blst's signatures.
 
 - the portable layer against blst on edge keys (1, 2, r - 1, r - 2, keys whose
   windows are all 0xf, powers of two, r - 2^k) and random keys, each with random
@@ -25,7 +25,8 @@ from collections.abc import Iterator
 import pytest
 
 import crypto_backend
-from crypto_backend import _native, simd
+from crypto_backend import simd
+from crypto_backend._native import testing
 from tests.crypto_backend.conftest import ifma_or_skip, simd_mode
 
 R_ORDER = crypto_backend.CURVE_ORDER
@@ -68,8 +69,8 @@ def inputs(count: int, rng: random.Random) -> list[int]:
 def assert_layer_signs_as(layer: str, reference: str, keys: list[int], seed: int) -> None:
     rng = random.Random(seed)
     for batch, message in signed_batches(keys, rng):
-        got = _native.sign_many_lanes(batch, message, layer)
-        want = _native.sign_many_lanes(batch, message, reference)
+        got = testing.sign_many_lanes(batch, message, layer)
+        want = testing.sign_many_lanes(batch, message, reference)
         for key, mine, theirs in zip(batch, got, want, strict=True):
             assert mine == theirs, (
                 f"{layer} signed key {key:#x} on {message.hex()!r} as {mine.hex()}, "
@@ -83,17 +84,17 @@ def part_inputs(seed: int, part: int) -> list[int]:
 
 @pytest.mark.parametrize("part", range(PARTS))
 def test_portable_kernel_signs_as_blst(seed: int, part: int) -> None:
-    passes = _native.counters()["sign_lane_passes"]
+    passes = testing.counters()["sign_lane_passes"]
     keys = part_inputs(seed, part)
     assert_layer_signs_as("portable", "none", keys, seed + part)
-    assert _native.counters()["sign_lane_passes"] - passes >= len(keys) // 8
+    assert testing.counters()["sign_lane_passes"] - passes >= len(keys) // 8
 
 
 def test_the_kernel_signatures_are_blsts_own_sign() -> None:
     """The reference of the differential is blst's sign itself, not a copy of it."""
     keys = [1, 2, R_ORDER - 1, 12345]
     message = b"the reference"
-    assert _native.sign_many_lanes(keys, message, "portable") == [
+    assert testing.sign_many_lanes(keys, message, "portable") == [
         crypto_backend.sign(key, message) for key in keys]
 
 
@@ -117,12 +118,12 @@ def test_sign_many_under_portable_equals_off(count: int) -> None:
     message = rng.randbytes(32)
     crypto_backend.use("blst")
     with simd_mode("off"):
-        passes = _native.counters()["sign_lane_passes"]
+        passes = testing.counters()["sign_lane_passes"]
         expected = crypto_backend.sign_many(keys, message)
-        assert _native.counters()["sign_lane_passes"] == passes
+        assert testing.counters()["sign_lane_passes"] == passes
     with simd_mode("portable"):
         assert crypto_backend.sign_many(keys, message) == expected
-        assert _native.counters()["sign_lane_passes"] - passes == -(-count // 8)
+        assert testing.counters()["sign_lane_passes"] - passes == -(-count // 8)
     assert expected[:9] == [crypto_backend.sign(key, message) for key in keys[:9]]
 
 
@@ -131,12 +132,12 @@ def test_sign_many_under_portable_refuses_a_bad_key_before_signing_any(bad: int)
     keys = [5, 6, 7, 8, 9, 10, 11, 12, 13, bad]
     crypto_backend.use("blst")
     with simd_mode("portable"):
-        passes = _native.counters()["sign_lane_passes"]
-        hashes = _native.counters()["hashes_to_g2"]
+        passes = testing.counters()["sign_lane_passes"]
+        hashes = testing.counters()["hashes_to_g2"]
         with pytest.raises(crypto_backend.BlsError):
             crypto_backend.sign_many(keys, b"never signed")
-        assert _native.counters()["sign_lane_passes"] == passes
-        assert _native.counters()["hashes_to_g2"] == hashes
+        assert testing.counters()["sign_lane_passes"] == passes
+        assert testing.counters()["hashes_to_g2"] == hashes
 
 
 def test_soak_sign_lanes(seed: int, soak: None) -> None:

@@ -1,4 +1,5 @@
-"""The SIMD layer of the native core (crypto_backend/native/lane.rs, fp8.rs, g1_lanes.rs).
+"""The SIMD layer of the native core (the kernels crate's ``lane``, ``field::fpx8`` and
+``decode``).
 
 - the lane operations and the 8-lane field arithmetic of the portable layer against
   Python integers, on 100,000 random and edge inputs per operation;
@@ -30,6 +31,7 @@ from py_ecc.optimized_bls12_381 import FQ, add, multiply, normalize
 
 import crypto_backend
 from crypto_backend import _native, simd
+from crypto_backend._native import testing
 from tests.crypto_backend.conftest import ifma_or_skip, simd_mode
 from tests.support.official_vectors import REPO_ROOT
 
@@ -102,7 +104,7 @@ def lane_inputs(count: int, rng: random.Random) -> tuple[list[int], list[int], l
 def run_lane_op(op: str, layer: str, a: list[int], b: list[int], c: list[int]) -> list[int]:
     packed = [array("Q", values).tobytes() for values in (a, b, c)]
     out = array("Q")
-    out.frombytes(_native.lane_op(op, layer, *packed))
+    out.frombytes(testing.lane_op(op, layer, *packed))
     return out.tolist()
 
 
@@ -188,7 +190,7 @@ def run_field_op(op: str, layer: str, a: list[int], b: list[int]) -> list[int]:
     encode: Callable[[list[int]], bytes] = lambda values: b"".join(  # noqa: E731
         value.to_bytes(48, "big") for value in values
     )
-    out = _native.fp8_op(op, layer, encode(a), encode(b))
+    out = testing.fpx8_op(op, layer, encode(a), encode(b))
     return [int.from_bytes(out[i:i + 48], "big") for i in range(0, len(out), 48)]
 
 
@@ -228,7 +230,7 @@ def test_ifma_field_op_matches_portable(op: str, seed: int) -> None:
 def test_field_input_at_or_above_the_modulus_is_refused() -> None:
     group = (P.to_bytes(48, "big")) * 8
     with pytest.raises(ValueError, match="below p"):
-        _native.fp8_op("mul", "portable", group, group)
+        testing.fpx8_op("mul", "portable", group, group)
 
 
 # -- G1 decompression ---------------------------------------------------------------------
@@ -309,10 +311,10 @@ def test_portable_g1_decode_gives_blst_verdicts_and_points_on_every_input_class(
     classes = g1_input_classes(rng, valid=150)
     every = [key for keys in classes.values() for key in keys]
     rng.shuffle(every)
-    before = _native.counters()
-    ours = _native.g1_decode_on(every, "portable")
-    blst = _native.g1_decode_on(every, "none")
-    after = _native.counters()
+    before = testing.counters()
+    ours = testing.g1_decode_on(every, "portable")
+    blst = testing.g1_decode_on(every, "none")
+    after = testing.counters()
     for index, (got, want) in enumerate(zip(ours, blst, strict=True)):
         assert got == want, f"input {every[index].hex()}: {got!r} != blst's {want!r} (seed {seed})"
     verdicts = Counter("ok" if isinstance(item, bytes) else item for item in blst)
@@ -329,7 +331,7 @@ def test_ifma_g1_decode_matches_portable(seed: int) -> None:
     ifma_or_skip()
     classes = g1_input_classes(random.Random(seed), valid=150)
     every = [key for keys in classes.values() for key in keys]
-    assert _native.g1_decode_on(every, "avx512ifma") == _native.g1_decode_on(every, "portable")
+    assert testing.g1_decode_on(every, "avx512ifma") == testing.g1_decode_on(every, "portable")
 
 
 def _compress_g2(x0: int, x1: int, larger: bool) -> bytes:
@@ -374,10 +376,10 @@ def test_portable_g2_decode_gives_blst_verdicts_and_points_on_every_input_class(
     rng = random.Random(seed)
     every = [item for items in g2_input_classes(rng, valid=100).values() for item in items]
     rng.shuffle(every)
-    before = _native.counters()["g2_lane_passes"]
-    ours = _native.g2_decode_on(every, "portable")
-    blst = _native.g2_decode_on(every, "none")
-    assert _native.counters()["g2_lane_passes"] > before
+    before = testing.counters()["g2_lane_passes"]
+    ours = testing.g2_decode_on(every, "portable")
+    blst = testing.g2_decode_on(every, "none")
+    assert testing.counters()["g2_lane_passes"] > before
     for index, (got, want) in enumerate(zip(ours, blst, strict=True)):
         assert got == want, f"input {every[index].hex()}: {got!r} != blst's {want!r} (seed {seed})"
     verdicts = Counter("ok" if isinstance(item, bytes) else item for item in blst)
@@ -391,7 +393,7 @@ def test_ifma_g2_decode_matches_portable(seed: int) -> None:
     ifma_or_skip()
     classes = g2_input_classes(random.Random(seed), valid=100)
     every = [item for items in classes.values() for item in items]
-    assert _native.g2_decode_on(every, "avx512ifma") == _native.g2_decode_on(every, "portable")
+    assert testing.g2_decode_on(every, "avx512ifma") == testing.g2_decode_on(every, "portable")
 
 
 def test_signature_paths_through_the_lanes_answer_as_blst(seed: int) -> None:
@@ -428,9 +430,9 @@ def test_signature_paths_through_the_lanes_answer_as_blst(seed: int) -> None:
     with simd_mode("off"):
         expected = answers()
     with simd_mode("portable"):
-        before = _native.counters()["g2_lane_passes"]
+        before = testing.counters()["g2_lane_passes"]
         assert answers() == expected
-        assert _native.counters()["g2_lane_passes"] > before
+        assert testing.counters()["g2_lane_passes"] > before
     assert expected[-4:] == [True, False, True, False]
 
 
@@ -448,9 +450,9 @@ def test_key_validate_many_through_the_lanes_answers_as_blst(count: int) -> None
     with simd_mode("off"):
         expected = crypto_backend.key_validate_many(keys)
     with simd_mode("portable"):
-        passes = _native.counters()["g1_lane_passes"]
+        passes = testing.counters()["g1_lane_passes"]
         assert crypto_backend.key_validate_many(keys) == expected
-        assert _native.counters()["g1_lane_passes"] > passes
+        assert testing.counters()["g1_lane_passes"] > passes
         assert expected[0] is False
     with simd_mode("portable"):
         crypto_backend.warm_pubkeys(keys)
@@ -580,9 +582,9 @@ def test_soak_g1_decode(seed: int, soak: None) -> None:
             else _compress(rng.randrange(P), rng.randrange(P))
             for index in range(count)
         ]
-        want = _native.g1_decode_on(keys, "none")
+        want = testing.g1_decode_on(keys, "none")
         for layer in layers:
-            assert _native.g1_decode_on(keys, layer) == want, (layer, seed)
+            assert testing.g1_decode_on(keys, layer) == want, (layer, seed)
 
 
 def test_soak_g2_decode(seed: int, soak: None) -> None:
@@ -595,6 +597,6 @@ def test_soak_g2_decode(seed: int, soak: None) -> None:
             else _compress_g2(rng.randrange(P), rng.randrange(P), rng.random() < 0.5)
             for index in range(count)
         ]
-        want = _native.g2_decode_on(signatures, "none")
+        want = testing.g2_decode_on(signatures, "none")
         for layer in layers:
-            assert _native.g2_decode_on(signatures, layer) == want, (layer, seed)
+            assert testing.g2_decode_on(signatures, layer) == want, (layer, seed)

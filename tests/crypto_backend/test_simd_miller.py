@@ -1,4 +1,5 @@
-"""The 8-lane Miller loop (crypto_backend/native/fp6x8.rs, fp12x8.rs, miller_lanes.rs).
+"""The 8-lane Miller loop (the kernels crate's ``field::fp6x8``, ``field::fp12x8`` and
+``miller``).
 
 - 8-lane Fp12 multiplication, squaring and conjugation of the portable layer against
   blst's (blst_fp12_mul, blst_fp12_sqr, blst_fp12_conjugate) on random and edge
@@ -30,7 +31,8 @@ from py_ecc.bls.g2_primitives import G1_to_pubkey, G2_to_signature
 from py_ecc.optimized_bls12_381 import G1, G2, multiply, neg
 
 import crypto_backend
-from crypto_backend import _native, simd
+from crypto_backend import simd
+from crypto_backend._native import testing
 from tests.crypto_backend.conftest import ifma_or_skip, simd_mode
 from tests.crypto_backend.test_simd import R_ORDER, P
 
@@ -66,11 +68,11 @@ def fp12_elements(count: int, rng: random.Random) -> bytes:
 def test_portable_fp12_op_matches_blst(op: str, seed: int) -> None:
     rng = random.Random(seed ^ len(op))
     a, b = fp12_elements(FP12_CASES, rng), fp12_elements(FP12_CASES, rng)
-    want = _native.fp12_op(op, "none", a, b)
-    assert _native.fp12_op(op, "portable", a, b) == want
+    want = testing.fp12_op(op, "none", a, b)
+    assert testing.fp12_op(op, "portable", a, b) == want
     # The comparison can fail: an operation that ignored b or a would not match.
     if op == "mul":
-        assert want != _native.fp12_op("sqr", "none", a, b)
+        assert want != testing.fp12_op("sqr", "none", a, b)
 
 
 @pytest.mark.parametrize("op", ["mul", "sqr", "conjugate"])
@@ -78,7 +80,7 @@ def test_ifma_fp12_op_matches_portable(op: str, seed: int) -> None:
     ifma_or_skip()
     rng = random.Random(seed ^ len(op))
     a, b = fp12_elements(FP12_CASES, rng), fp12_elements(FP12_CASES, rng)
-    assert _native.fp12_op(op, "avx512ifma", a, b) == _native.fp12_op(op, "portable", a, b)
+    assert testing.fp12_op(op, "avx512ifma", a, b) == testing.fp12_op(op, "portable", a, b)
 
 
 def _negate_g1(key: bytes) -> bytes:
@@ -118,7 +120,7 @@ def random_pairs(count: int, rng: random.Random) -> list[tuple[bytes, bytes]]:
 
 
 def _final(pairs: list[tuple[bytes, bytes]], path: str) -> bytes:
-    return _native.miller_final_on(pairs, path)
+    return testing.miller_final_on(pairs, path)
 
 
 def test_edge_pairs_through_the_kernel_match_blst() -> None:
@@ -147,9 +149,9 @@ def test_pairing_relations_hold_through_the_kernel() -> None:
 @pytest.mark.parametrize("count", [8, 9, 15, 16, 17, 23])
 def test_lists_around_a_chunk_match_blst(count: int, seed: int) -> None:
     pairs = random_pairs(count, random.Random(seed + count))
-    before = _native.counters()["miller_lane_passes"]
+    before = testing.counters()["miller_lane_passes"]
     assert _final(pairs, "portable") == _final(pairs, "none")
-    assert _native.counters()["miller_lane_passes"] - before == count // 8
+    assert testing.counters()["miller_lane_passes"] - before == count // 8
 
 
 def assert_layer_pairs_as(layer: str, reference: str, pairs: list[tuple[bytes, bytes]],
@@ -229,18 +231,18 @@ def test_verify_paths_through_the_kernel_answer_as_blst(seed: int) -> None:
         expected = answers()
     assert expected == [True, False, False, False, True, False, False]
     with simd_mode("portable"):
-        before = _native.counters()["miller_lane_passes"]
+        before = testing.counters()["miller_lane_passes"]
         assert answers() == expected
-        assert _native.counters()["miller_lane_passes"] > before
+        assert testing.counters()["miller_lane_passes"] > before
 
 
 def test_off_never_runs_the_kernel(seed: int) -> None:
     crypto_backend.use("blst")
     sets = _signed_sets(24, random.Random(seed))
     with simd_mode("off"):
-        before = _native.counters()["miller_lane_passes"]
+        before = testing.counters()["miller_lane_passes"]
         assert crypto_backend.verify_signature_sets(sets)
-        assert _native.counters()["miller_lane_passes"] == before
+        assert testing.counters()["miller_lane_passes"] == before
         assert simd.path() == "none"
 
 
@@ -264,6 +266,6 @@ def test_soak_fp12_mul(seed: int, soak: None) -> None:
     layers = ["portable"] + (["avx512ifma"] if simd.ifma_available() else [])
     for _ in range(SOAK_FP12_CASES // 20_000):
         a, b = fp12_elements(20_000, rng), fp12_elements(20_000, rng)
-        want = _native.fp12_op("mul", "none", a, b)
+        want = testing.fp12_op("mul", "none", a, b)
         for layer in layers:
-            assert _native.fp12_op("mul", layer, a, b) == want, (layer, seed)
+            assert testing.fp12_op("mul", layer, a, b) == want, (layer, seed)

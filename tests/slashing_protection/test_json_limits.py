@@ -97,6 +97,25 @@ def test_numbers_up_to_the_limit_are_accepted_in_unknown_members() -> None:
     assert parsed.marks[pubkey(1)].slot == 5
 
 
+@pytest.mark.parametrize(
+    "member_of",
+    [b'{"pubkey"', b'{"slot"', b'{"source_epoch"'],
+    ids=["entry", "block", "attestation"],
+)
+def test_unknown_members_inside_entries_keep_to_the_number_limit(member_of: bytes) -> None:
+    """The fast parser scans only pieces whose objects have members it does not know; a
+    number there is held to the same limit as everywhere else."""
+
+    def with_number(digits: int) -> bytes:
+        document = interchange([entry(pubkey(1), slots=(5,), attestations=((1, 2),))])
+        number = b"[" + b"1" * digits + b"]"
+        return document.replace(member_of, b'{"extra":' + number + b"," + member_of[1:], 1)
+
+    assert parse_interchange(with_number(MAX_NUMBER_CHARS)).marks[pubkey(1)].slot == 5
+    with pytest.raises(JsonLimitError, match="number"):
+        parse_interchange(with_number(MAX_NUMBER_CHARS + 1))
+
+
 def test_a_string_over_the_limit_is_refused_and_one_just_under_is_not() -> None:
     def with_extra(size: int) -> bytes:
         return interchange([entry(pubkey(1), slots=(5,))]).replace(

@@ -1,29 +1,17 @@
 //! Test-only binary: computes eight public keys (or, with `--g2`, eight signatures
-//! of one hashed message) with the constant-time 8-lane kernels
-//! (crypto_backend/native/g1_mul_lanes.rs and g2_mul_lanes.rs, built here from the
-//! same files) after marking the secret scalars undefined for valgrind's memcheck,
-//! so that any branch or memory index that depends on them is reported. `--leak`
-//! first branches on a secret bit on purpose: the test's proof that such a
-//! dependence is caught.
+//! of one hashed message) with the constant-time 8-lane kernels of the kernels crate
+//! (`bls_lanes::mul`, on the portable layer) after marking the secret scalars
+//! undefined for valgrind's memcheck, so that any branch or memory index that
+//! depends on them is reported. `--leak` first branches on a secret bit on purpose:
+//! the test's proof that such a dependence is caught.
 //!
 //! Usage: ct_check [--leak] [--g2 H_HEX] SCALAR_HEX x 8   (big-endian, 64 hex digits
 //! each; H uncompressed, 192 bytes: x1, x0, y1, y0)
 //! Prints the eight compressed points in hex, one a line.
 
-#![allow(dead_code, unused_imports)] // the shared modules carry items this binary does not use
+use bls_lanes::lane::Portable;
+use bls_lanes::mul::{g1, g2};
 
-#[path = "../../../crypto_backend/native/ct_mul.rs"]
-mod ct_mul;
-#[path = "../../../crypto_backend/native/fp2x8.rs"]
-mod fp2x8;
-#[path = "../../../crypto_backend/native/fp8.rs"]
-mod fp8;
-#[path = "../../../crypto_backend/native/g1_mul_lanes.rs"]
-mod g1_mul_lanes;
-#[path = "../../../crypto_backend/native/g2_mul_lanes.rs"]
-mod g2_mul_lanes;
-#[path = "../../../crypto_backend/native/lane.rs"]
-mod lane;
 mod memcheck;
 
 fn parse_scalar(text: &str) -> [u64; 4] {
@@ -65,7 +53,7 @@ fn main() {
         *slot = parse_scalar(text);
     }
     // The message's table is public: built before the scalars are marked.
-    let table = hashed.map(|point| g2_mul_lanes::window_table(lane::Portable, &point));
+    let table = hashed.map(|point| g2::window_table(Portable, &point));
     memcheck::make_undefined(&scalars);
     if leak && std::hint::black_box(scalars[0][0]) & 1 == 1 {
         eprintln!("the deliberate secret-dependent branch was taken");
@@ -73,12 +61,12 @@ fn main() {
     // The outputs are public: from here on code may branch on them.
     let lines: Vec<String> = match table {
         Some(table) => {
-            let signatures = g2_mul_lanes::signatures(lane::Portable, &table, &scalars);
+            let signatures = g2::signatures(Portable, &table, &scalars);
             memcheck::make_defined(&signatures);
             signatures.iter().map(|signature| hex(signature)).collect()
         }
         None => {
-            let keys = g1_mul_lanes::public_keys(lane::Portable, &scalars);
+            let keys = g1::public_keys(Portable, &scalars);
             memcheck::make_defined(&keys);
             keys.iter().map(|key| hex(key)).collect()
         }

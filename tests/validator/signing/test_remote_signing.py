@@ -234,6 +234,44 @@ async def test_a_wrong_signature_is_refused_and_counted(
     assert refusals("randao_reveal", "remote_signature_invalid") == before + 1
 
 
+async def test_a_batch_checks_every_remote_answer_and_keeps_its_order(
+    serve_remote: ServeRemote, client_signer: tuple[Signer, SlashingProtection]
+) -> None:
+    """Local and remote keys in one batch: each method signs its own keys, the remote
+    answers are checked together, and the results come back in request order."""
+    signer, _ = client_signer
+    other_secret, _ = interop_keypair(31)
+
+    async def lying(request: web.Request) -> web.Response:
+        root = bytes.fromhex((await request.json())["signingRoot"][2:])
+        return web.json_response(
+            {"signature": "0x" + crypto_backend.sign(other_secret, root).hex()}
+        )
+
+    app = web.Application()
+    app.router.add_post("/api/v1/eth2/sign/{identifier}", lying)
+    liar = RemoteSigner(await serve_remote([], app), SETTINGS)
+    lying_key = REMOTE[2][1]
+    await signer.add_remote_keys({lying_key: liar})
+    data = attestation_data(slot=39, source=3, target=4)
+    before = refusals("attestation", "remote_signature_invalid")
+    try:
+        results = await signer.sign_attestations(
+            [
+                AttestationRequest(LOCAL[0][1], data),
+                AttestationRequest(lying_key, data),
+                AttestationRequest(LOCAL[1][1], data),
+            ]
+        )
+    finally:
+        await liar.close()
+    assert [result.pubkey for result in results] == [LOCAL[0][1], lying_key, LOCAL[1][1]]
+    assert results[0].signed and results[2].signed
+    assert results[1].refusal is not None
+    assert results[1].refusal.reason is RefusalReason.REMOTE_SIGNATURE_INVALID
+    assert refusals("attestation", "remote_signature_invalid") == before + 1
+
+
 async def test_a_down_signer_refuses_its_keys_only(
     client_signer: tuple[Signer, SlashingProtection], unused_url: Callable[[], str]
 ) -> None:

@@ -1,0 +1,87 @@
+//! Jacobian points on y^2 = x^3 + b over any 8-lane field (Fp for G1, Fp2 for G2),
+//! for the subgroup checks of the decompression kernels: doubling, mixed addition
+//! with the lanes where its formula does not apply, multiplication by a public
+//! scalar, and comparison with an affine point. Not constant time in the scalar
+//! (its bits are public constants) and incomplete: callers treat flagged lanes as
+//! undecided.
+
+use crate::field::fpx8::FieldOps;
+
+/// (X, Y, Z): affine (X/Z^2, Y/Z^3); Z = 0 is the identity.
+pub type Jacobian<E> = (E, E, E);
+
+/// 2Q for a = 0 (dbl-2009-l); Y = 0 gives Z = 0, the identity, correctly.
+#[inline(always)]
+pub fn double<F: FieldOps>(f: F, (x, y, z): &Jacobian<F::Element>) -> Jacobian<F::Element> {
+    let a = f.sqr(x);
+    let b = f.sqr(y);
+    let c = f.sqr(&b);
+    let d = f.double(&f.sub(&f.sub(&f.sqr(&f.add(x, &b)), &a), &c));
+    let e = f.add(&f.double(&a), &a);
+    let x3 = f.sub(&f.sqr(&e), &f.double(&d));
+    let c8 = f.double(&f.double(&f.double(&c)));
+    let y3 = f.sub(&f.mul(&e, &f.sub(&d, &x3)), &c8);
+    let z3 = f.double(&f.mul(y, z));
+    (x3, y3, z3)
+}
+
+/// Q + P for affine P (madd-2007-bl), and the lanes where the formula does not
+/// apply (Q = +-P or Q = identity), whose result is then meaningless.
+#[inline(always)]
+pub fn add_affine<F: FieldOps>(
+    f: F,
+    (x1, y1, z1): &Jacobian<F::Element>,
+    x2: &F::Element,
+    y2: &F::Element,
+) -> (Jacobian<F::Element>, u8) {
+    let z1z1 = f.sqr(z1);
+    let u2 = f.mul(x2, &z1z1);
+    let s2 = f.mul(&f.mul(y2, z1), &z1z1);
+    let h = f.sub(&u2, x1);
+    let hh = f.sqr(&h);
+    let i = f.double(&f.double(&hh));
+    let j = f.mul(&h, &i);
+    let r = f.double(&f.sub(&s2, y1));
+    let v = f.mul(x1, &i);
+    let x3 = f.sub(&f.sub(&f.sqr(&r), &j), &f.double(&v));
+    let y3 = f.sub(&f.mul(&r, &f.sub(&v, &x3)), &f.double(&f.mul(y1, &j)));
+    let z3 = f.sub(&f.sub(&f.sqr(&f.add(z1, &h)), &z1z1), &hh);
+    let exceptional = f.is_zero_mask(&h) | f.is_zero_mask(z1);
+    ((x3, y3, z3), exceptional)
+}
+
+/// [k]P for affine P and a public k >= 1 (left to right), and the lanes left
+/// undecided because a step met an exceptional case.
+#[inline(always)]
+pub fn multiply<F: FieldOps>(
+    f: F,
+    x: &F::Element,
+    y: &F::Element,
+    k: u128,
+) -> (Jacobian<F::Element>, u8) {
+    let mut q: Jacobian<F::Element> = (*x, *y, f.one());
+    let mut exceptional = 0u8;
+    for bit in (0..127 - k.leading_zeros()).rev() {
+        q = double(f, &q);
+        if (k >> bit) & 1 == 1 {
+            let (sum, odd) = add_affine(f, &q, x, y);
+            q = sum;
+            exceptional |= odd;
+        }
+    }
+    (q, exceptional)
+}
+
+/// Lanes where Jacobian Q equals the affine point (x, y) (Q not the identity).
+#[inline(always)]
+pub fn equals_affine<F: FieldOps>(
+    f: F,
+    (qx, qy, qz): &Jacobian<F::Element>,
+    x: &F::Element,
+    y: &F::Element,
+) -> u8 {
+    let zz = f.sqr(qz);
+    let x_matches = f.eq_mask(&f.mul(x, &zz), qx);
+    let y_matches = f.eq_mask(&f.mul(&f.mul(y, &zz), qz), qy);
+    x_matches & y_matches & !f.is_zero_mask(qz)
+}

@@ -1,0 +1,155 @@
+//! Eight elements of Fp2 = Fp[i]/(i^2 + 1) at once, over the 8-lane Fp of `fpx8`
+//! (so over the lane type, written once): c0 + c1*i, each coordinate canonical.
+
+use crate::field::fpx8::{self, Fe, FieldOps, Fpx8, Limbs, Multiplicative};
+use crate::lane::LaneOps;
+
+pub type Fe2<O> = [Fe<O>; 2];
+
+#[derive(Clone, Copy)]
+pub struct Fp2x8<O: LaneOps> {
+    pub f: Fpx8<O>,
+}
+
+impl<O: LaneOps> Fp2x8<O> {
+    #[inline(always)]
+    pub fn new(o: O) -> Self {
+        Fp2x8 { f: Fpx8::new(o) }
+    }
+
+    #[inline(always)]
+    pub fn constant(self, c0: &Limbs, c1: &Limbs) -> Fe2<O> {
+        [self.f.constant(c0), self.f.constant(c1)]
+    }
+
+    #[inline(always)]
+    pub fn one(self) -> Fe2<O> {
+        [self.f.one(), self.f.zero()]
+    }
+
+    /// Karatsuba: three Fp multiplications.
+    #[inline(always)]
+    pub fn mul(self, [a0, a1]: &Fe2<O>, [b0, b1]: &Fe2<O>) -> Fe2<O> {
+        let f = self.f;
+        let t0 = f.mul(a0, b0);
+        let t1 = f.mul(a1, b1);
+        let cross = f.mul(&f.add(a0, a1), &f.add(b0, b1));
+        [f.sub(&t0, &t1), f.sub(&f.sub(&cross, &t0), &t1)]
+    }
+
+    /// (a0 + a1)(a0 - a1) + 2 a0 a1 i: two Fp multiplications.
+    #[inline(always)]
+    pub fn sqr(self, [a0, a1]: &Fe2<O>) -> Fe2<O> {
+        let f = self.f;
+        [f.mul(&f.add(a0, a1), &f.sub(a0, a1)), f.double(&f.mul(a0, a1))]
+    }
+
+    #[inline(always)]
+    pub fn add(self, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+        [self.f.add(&a[0], &b[0]), self.f.add(&a[1], &b[1])]
+    }
+
+    #[inline(always)]
+    pub fn sub(self, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+        [self.f.sub(&a[0], &b[0]), self.f.sub(&a[1], &b[1])]
+    }
+
+    #[inline(always)]
+    pub fn neg(self, a: &Fe2<O>) -> Fe2<O> {
+        [self.f.neg(&a[0]), self.f.neg(&a[1])]
+    }
+
+    #[inline(always)]
+    pub fn conjugate(self, a: &Fe2<O>) -> Fe2<O> {
+        [a[0], self.f.neg(&a[1])]
+    }
+
+    /// a * i = -a1 + a0 i.
+    #[inline(always)]
+    pub fn mul_by_i(self, a: &Fe2<O>) -> Fe2<O> {
+        [self.f.neg(&a[1]), a[0]]
+    }
+
+    #[inline(always)]
+    pub fn eq_mask(self, a: &Fe2<O>, b: &Fe2<O>) -> u8 {
+        self.f.eq_mask(&a[0], &b[0]) & self.f.eq_mask(&a[1], &b[1])
+    }
+
+    #[inline(always)]
+    pub fn is_zero_mask(self, a: &Fe2<O>) -> u8 {
+        self.f.is_zero_mask(&a[0]) & self.f.is_zero_mask(&a[1])
+    }
+
+    #[inline(always)]
+    pub fn select(self, mask: u8, when_clear: &Fe2<O>, when_set: &Fe2<O>) -> Fe2<O> {
+        [
+            self.f.select(mask, &when_clear[0], &when_set[0]),
+            self.f.select(mask, &when_clear[1], &when_set[1]),
+        ]
+    }
+
+    /// 1/a = conj(a) / (a0^2 + a1^2) for a != 0: one Fp inversion, by a fixed
+    /// exponentiation (no branch on a).
+    #[inline(always)]
+    pub fn invert(self, [a0, a1]: &Fe2<O>) -> Fe2<O> {
+        let f = self.f;
+        let norm_inverse = f.invert(&f.add(&f.sqr(a0), &f.sqr(a1)));
+        [f.mul(a0, &norm_inverse), f.neg(&f.mul(a1, &norm_inverse))]
+    }
+
+    #[inline(always)]
+    pub fn out_of_montgomery(self, a: &Fe2<O>) -> Fe2<O> {
+        [self.f.out_of_montgomery(&a[0]), self.f.out_of_montgomery(&a[1])]
+    }
+
+    /// Lanes where the plain (non-Montgomery) canonical a is the "larger" of a and -a
+    /// in the compressed-point rule: a1 > (p - 1)/2, or a1 = 0 and a0 > (p - 1)/2.
+    #[inline(always)]
+    pub fn larger_mask(self, plain: &Fe2<O>) -> u8 {
+        let f = self.f;
+        let c1_zero = f.is_zero_mask(&plain[1]);
+        (c1_zero & f.gt_mask(&plain[0], &fpx8::HALF_P))
+            | (!c1_zero & f.gt_mask(&plain[1], &fpx8::HALF_P))
+    }
+
+    /// a^e for a public exponent (little-endian words), fixed 4-bit windows.
+    #[inline(always)]
+    pub fn pow_public(self, a: &Fe2<O>, exponent: &[u64]) -> Fe2<O> {
+        fpx8::pow_public(self, a, exponent)
+    }
+}
+
+impl<O: LaneOps> Multiplicative for Fp2x8<O> {
+    type Element = Fe2<O>;
+    #[inline(always)]
+    fn one(self) -> Fe2<O> {
+        Fp2x8::one(self)
+    }
+    #[inline(always)]
+    fn mul(self, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+        Fp2x8::mul(self, a, b)
+    }
+    #[inline(always)]
+    fn sqr(self, a: &Fe2<O>) -> Fe2<O> {
+        Fp2x8::sqr(self, a)
+    }
+}
+
+impl<O: LaneOps> FieldOps for Fp2x8<O> {
+    #[inline(always)]
+    fn add(self, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+        Fp2x8::add(self, a, b)
+    }
+    #[inline(always)]
+    fn sub(self, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+        Fp2x8::sub(self, a, b)
+    }
+    #[inline(always)]
+    fn eq_mask(self, a: &Fe2<O>, b: &Fe2<O>) -> u8 {
+        Fp2x8::eq_mask(self, a, b)
+    }
+    #[inline(always)]
+    fn is_zero_mask(self, a: &Fe2<O>) -> u8 {
+        Fp2x8::is_zero_mask(self, a)
+    }
+}

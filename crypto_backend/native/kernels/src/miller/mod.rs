@@ -1,0 +1,428 @@
+//! The Miller loop of the optimal ate pairing on 8 lanes: 8 pairs (P in G1, Q in G2,
+//! both affine, neither the identity) per kernel pass, one per lane. The crate above
+//! multiplies the lanes' Miller values together and runs one shared final
+//! exponentiation (blst's).
+//!
+//! Lines. The twist is E': y^2 = x^3 + 4 xi (xi = 1 + i, w^6 = xi), and
+//! psi(x', y') = (x' w^-2, y' w^-3) maps it onto E: y^2 = x^3 + 4 over Fp12. A line
+//! of slope lambda on E through psi(T') is lambda' w^-1 for the slope lambda' on the
+//! twist, so at P = (xP, yP)
+//!     yP - yT - lambda (xP - xT) = yP - lambda' xP w^-1 + (lambda' x' - y') w^-3,
+//! and times w^3 (in Fp4, removed by the final exponentiation) it is
+//!     (lambda' x' - y') + (-lambda' xP) v + (yP) v w,
+//! the sparse shape `fp12x8::Line`. Its coefficients are also scaled by a nonzero
+//! Fp2 factor (the denominators of lambda' in Jacobian coordinates), which the final
+//! exponentiation removes too.
+//!
+//! The loop runs over |x| = 0xd201000000010000 (x < 0: the result is conjugated,
+//! which after the final exponentiation is the inverse). T stays a multiple [k]Q
+//! with 1 < k < r, so neither step meets an exceptional case for Q in G2. Inputs
+//! are public: no constant-time need. An identity pair cannot pad a lane (the
+//! formulas have no identity): the caller runs pairs beyond whole chunks of 8 on
+//! blst's own Miller loop.
+
+use crate::curve::jacobian::{self, Jacobian};
+use crate::dispatch::{self, Kernel, Path};
+use crate::field::fp12x8::{Fe12, Fp12x8, Line};
+use crate::field::fp2x8::{Fe2, Fp2x8};
+use crate::field::fp6x8::Fp6x8;
+use crate::field::fpx8::{self, Fe, Fpx8, Limbs};
+use crate::lane::LaneOps;
+use crate::points::{Fp12Words, Fp2Words, FpWords, G1Words, G2Words};
+
+/// 1 in Fp12, in blst's form (its Montgomery one in the first coordinate).
+pub const ONE_FP12: Fp12Words = [[[BLST_ONE, [0; 6]], [[0; 6]; 2], [[0; 6]; 2]], [[[0; 6]; 2]; 3]];
+/// 2^384 mod p, blst's Montgomery one.
+const BLST_ONE: [u64; 6] = [
+    0x760900000002fffd,
+    0xebf4000bc40c0002,
+    0x5f48985753c758ba,
+    0x77ce585370525745,
+    0x5c071a97a256ec6d,
+    0x15f65ec3fa80e493,
+];
+
+/// |x| for the BLS12-381 parameter x = -0xd201000000010000.
+const X_ABS: u64 = 0xd201000000010000;
+
+// -- conversions between blst's values and lanes -------------------------------------
+
+#[inline(always)]
+fn pack_fp<O: LaneOps>(f: Fpx8<O>, lanes: &[FpWords; 8]) -> Fe<O> {
+    let limbs: [Limbs; 8] = std::array::from_fn(|lane| fpx8::limbs_from_words(&lanes[lane]));
+    f.blst_to_ours(&f.pack(&limbs))
+}
+
+#[inline(always)]
+fn pack_fp2<O: LaneOps>(f: Fpx8<O>, lanes: &[Fp2Words; 8]) -> Fe2<O> {
+    [pack_fp(f, &lanes.map(|e| e[0])), pack_fp(f, &lanes.map(|e| e[1]))]
+}
+
+#[inline(always)]
+fn pack_fp12<O: LaneOps>(f: Fpx8<O>, lanes: &[Fp12Words; 8]) -> Fe12<O> {
+    let mut out = [[[f.zero(); 2]; 3]; 2];
+    for (half, slot) in out.iter_mut().enumerate() {
+        for (index, coefficient) in slot.iter_mut().enumerate() {
+            *coefficient = pack_fp2(f, &lanes.map(|e| e[half][index]));
+        }
+    }
+    out
+}
+
+#[inline(always)]
+fn unpack_fp<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>) -> [FpWords; 8] {
+    let limbs = f.unpack(&f.to_blst_form(a));
+    limbs.map(|element| fpx8::words_from_limbs(&element))
+}
+
+#[inline(always)]
+fn unpack_fp12<O: LaneOps>(f: Fpx8<O>, a: &Fe12<O>) -> [Fp12Words; 8] {
+    let mut out = [ONE_FP12; 8];
+    for half in 0..2 {
+        for index in 0..3 {
+            for part in 0..2 {
+                let values = unpack_fp(f, &a[half][index][part]);
+                for lane in 0..8 {
+                    out[lane][half][index][part] = values[lane];
+                }
+            }
+        }
+    }
+    out
+}
+
+// -- the loop -------------------------------------------------------------------------
+
+/// a * s for a in Fp2, s in Fp.
+#[inline(always)]
+fn mul_by_fp<O: LaneOps>(f2: Fp2x8<O>, a: &Fe2<O>, s: &Fe<O>) -> Fe2<O> {
+    [f2.f.mul(&a[0], s), f2.f.mul(&a[1], s)]
+}
+
+/// 2T and the tangent at T, for T = (X, Y, Z) Jacobian: lambda' = 3X^2 / (2YZ), and
+/// the line scaled by 2YZ^3: (3X^3 - 2Y^2) + (-3X^2 Z^2 xP) v + (2YZ^3 yP) v w
+/// (2YZ is the doubled point's Z).
+#[inline(always)]
+fn doubling_step<O: LaneOps>(
+    f2: Fp2x8<O>,
+    t: &Jacobian<Fe2<O>>,
+    xp: &Fe<O>,
+    yp: &Fe<O>,
+) -> (Jacobian<Fe2<O>>, Line<O>) {
+    let (x, y, z) = t;
+    let xx = f2.sqr(x);
+    let yy = f2.sqr(y);
+    let zz = f2.sqr(z);
+    let doubled = jacobian::double(f2, t);
+    let three_xx = f2.add(&f2.add(&xx, &xx), &xx);
+    let l0 = f2.sub(&f2.mul(&three_xx, x), &f2.add(&yy, &yy));
+    let l1 = mul_by_fp(f2, &f2.neg(&f2.mul(&three_xx, &zz)), xp);
+    let l4 = mul_by_fp(f2, &f2.mul(&doubled.2, &zz), yp);
+    (doubled, Line { l0, l1, l4 })
+}
+
+/// T + Q for affine Q = (xQ, yQ) and the line through them: lambda' = R / (ZH) with
+/// H = xQ Z^2 - X, R = yQ Z^3 - Y, taken through Q and scaled by 2ZH (the sum's Z):
+/// (2R xQ - 2ZH yQ) + (-2R xP) v + (2ZH yP) v w.
+#[inline(always)]
+fn addition_step<O: LaneOps>(
+    f2: Fp2x8<O>,
+    t: &Jacobian<Fe2<O>>,
+    xq: &Fe2<O>,
+    yq: &Fe2<O>,
+    xp: &Fe<O>,
+    yp: &Fe<O>,
+) -> (Jacobian<Fe2<O>>, Line<O>) {
+    let (_, y, z) = t;
+    let zz = f2.sqr(z);
+    let r = f2.sub(&f2.mul(&f2.mul(yq, z), &zz), y);
+    let r2 = f2.add(&r, &r);
+    // Never exceptional here (module comment): the flag is not needed.
+    let (sum, _) = jacobian::add_affine(f2, t, xq, yq);
+    let l0 = f2.sub(&f2.mul(&r2, xq), &f2.mul(yq, &sum.2));
+    let l1 = mul_by_fp(f2, &f2.neg(&r2), xp);
+    let l4 = mul_by_fp(f2, &sum.2, yp);
+    (sum, Line { l0, l1, l4 })
+}
+
+// -- the loop as kernel steps ---------------------------------------------------------
+//
+// Each step is its own kernel (one compiled function per layer, entered through
+// `dispatch::run_on`), with its state stored as plain lane words in between: the whole
+// loop inlined into one function took the compiler over a quarter of an hour on the
+// portable layer, whose every Fp multiplication unrolls to thousands of
+// instructions. Loads and stores of the state cost little next to a step.
+
+/// One 8-lane Fp element as stored words: `[limb][lane]`.
+type Words = [[u64; 8]; 8];
+type Words2 = [Words; 2];
+type Words12 = [[Words2; 3]; 2];
+type WordsPoint = [Words2; 3];
+type WordsLine = [Words2; 3];
+
+#[inline(always)]
+fn store_fe<O: LaneOps>(o: O, a: &Fe<O>) -> Words {
+    let mut out = [[0u64; 8]; 8];
+    for limb in 0..8 {
+        out[limb] = o.store(a[limb]);
+    }
+    out
+}
+
+#[inline(always)]
+fn load_fe<O: LaneOps>(o: O, a: &Words) -> Fe<O> {
+    let mut out = [o.splat(0); 8];
+    for limb in 0..8 {
+        out[limb] = o.load(&a[limb]);
+    }
+    out
+}
+
+#[inline(always)]
+fn store_fe2<O: LaneOps>(o: O, a: &Fe2<O>) -> Words2 {
+    [store_fe(o, &a[0]), store_fe(o, &a[1])]
+}
+
+#[inline(always)]
+fn load_fe2<O: LaneOps>(o: O, a: &Words2) -> Fe2<O> {
+    [load_fe(o, &a[0]), load_fe(o, &a[1])]
+}
+
+#[inline(always)]
+fn store_fe12<O: LaneOps>(o: O, a: &Fe12<O>) -> Words12 {
+    let mut out = [[[[[0u64; 8]; 8]; 2]; 3]; 2];
+    for half in 0..2 {
+        for index in 0..3 {
+            out[half][index] = store_fe2(o, &a[half][index]);
+        }
+    }
+    out
+}
+
+#[inline(always)]
+fn load_fe12<O: LaneOps>(o: O, a: &Words12) -> Fe12<O> {
+    let zero = [o.splat(0); 8];
+    let mut out = [[[zero; 2]; 3]; 2];
+    for half in 0..2 {
+        for index in 0..3 {
+            out[half][index] = load_fe2(o, &a[half][index]);
+        }
+    }
+    out
+}
+
+#[inline(always)]
+fn store_three<O: LaneOps>(o: O, a: &Fe2<O>, b: &Fe2<O>, c: &Fe2<O>) -> [Words2; 3] {
+    [store_fe2(o, a), store_fe2(o, b), store_fe2(o, c)]
+}
+
+#[inline(always)]
+fn store_line<O: LaneOps>(o: O, line: &Line<O>) -> WordsLine {
+    store_three(o, &line.l0, &line.l1, &line.l4)
+}
+
+#[inline(always)]
+fn load_line<O: LaneOps>(o: O, line: &WordsLine) -> Line<O> {
+    Line { l0: load_fe2(o, &line[0]), l1: load_fe2(o, &line[1]), l4: load_fe2(o, &line[2]) }
+}
+
+#[inline(always)]
+fn f12_of<O: LaneOps>(o: O) -> Fp12x8<O> {
+    Fp12x8::new(Fp6x8::new(Fp2x8::new(o)))
+}
+
+/// The 8 pairs in our Montgomery form: xP, yP, xQ, yQ.
+struct Setup {
+    ps: [G1Words; 8],
+    qs: [G2Words; 8],
+}
+
+impl Kernel for Setup {
+    type Output = (Words, Words, Words2, Words2);
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Self::Output {
+        let f = Fpx8::new(o);
+        let xp = pack_fp(f, &self.ps.map(|p| p.x));
+        let yp = pack_fp(f, &self.ps.map(|p| p.y));
+        let xq = pack_fp2(f, &self.qs.map(|q| q.x));
+        let yq = pack_fp2(f, &self.qs.map(|q| q.y));
+        (store_fe(o, &xp), store_fe(o, &yp), store_fe2(o, &xq), store_fe2(o, &yq))
+    }
+}
+
+struct Doubling {
+    t: WordsPoint,
+    xp: Words,
+    yp: Words,
+}
+
+impl Kernel for Doubling {
+    type Output = (WordsPoint, WordsLine);
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Self::Output {
+        let f2 = Fp2x8::new(o);
+        let t = (load_fe2(o, &self.t[0]), load_fe2(o, &self.t[1]), load_fe2(o, &self.t[2]));
+        let (xp, yp) = (load_fe(o, &self.xp), load_fe(o, &self.yp));
+        let (doubled, line) = doubling_step(f2, &t, &xp, &yp);
+        (store_three(o, &doubled.0, &doubled.1, &doubled.2), store_line(o, &line))
+    }
+}
+
+struct Addition {
+    t: WordsPoint,
+    xq: Words2,
+    yq: Words2,
+    xp: Words,
+    yp: Words,
+}
+
+impl Kernel for Addition {
+    type Output = (WordsPoint, WordsLine);
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Self::Output {
+        let f2 = Fp2x8::new(o);
+        let t = (load_fe2(o, &self.t[0]), load_fe2(o, &self.t[1]), load_fe2(o, &self.t[2]));
+        let (xq, yq) = (load_fe2(o, &self.xq), load_fe2(o, &self.yq));
+        let (xp, yp) = (load_fe(o, &self.xp), load_fe(o, &self.yp));
+        let (sum, line) = addition_step(f2, &t, &xq, &yq, &xp, &yp);
+        (store_three(o, &sum.0, &sum.1, &sum.2), store_line(o, &line))
+    }
+}
+
+/// acc^2 (the loop's doubling of the accumulated value).
+struct Square {
+    acc: Words12,
+}
+
+impl Kernel for Square {
+    type Output = Words12;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Words12 {
+        let f12 = f12_of(o);
+        store_fe12(o, &f12.sqr(&load_fe12(o, &self.acc)))
+    }
+}
+
+/// acc * line.
+struct TimesLine {
+    acc: Words12,
+    line: WordsLine,
+}
+
+impl Kernel for TimesLine {
+    type Output = Words12;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Words12 {
+        let f12 = f12_of(o);
+        let acc = load_fe12(o, &self.acc);
+        store_fe12(o, &f12.mul_by_line(&acc, &load_line(o, &self.line)))
+    }
+}
+
+/// a * b (the tests' hook; the loop multiplies by lines only).
+struct Multiply {
+    a: Words12,
+    b: Words12,
+}
+
+impl Kernel for Multiply {
+    type Output = Words12;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Words12 {
+        let f12 = f12_of(o);
+        store_fe12(o, &f12.mul(&load_fe12(o, &self.a), &load_fe12(o, &self.b)))
+    }
+}
+
+/// blst values in: the stored words of 8 lanes.
+struct Load {
+    values: [Fp12Words; 8],
+}
+
+impl Kernel for Load {
+    type Output = Words12;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Words12 {
+        store_fe12(o, &pack_fp12(Fpx8::new(o), &self.values))
+    }
+}
+
+/// The stored words of 8 lanes out as blst values, conjugated or not.
+struct Unload {
+    acc: Words12,
+    conjugate: bool,
+}
+
+impl Kernel for Unload {
+    type Output = [Fp12Words; 8];
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> [Fp12Words; 8] {
+        let f12 = f12_of(o);
+        let mut acc = load_fe12(o, &self.acc);
+        if self.conjugate {
+            acc = f12.conjugate(&acc);
+        }
+        unpack_fp12(Fpx8::new(o), &acc)
+    }
+}
+
+/// The Miller values f_{x,Q}(P) of 8 pairs, in blst's form (before the final
+/// exponentiation, conjugated for x < 0); None on `Path::Off` or without IFMA.
+pub fn miller_loop_on(path: Path, ps: &[G1Words; 8], qs: &[G2Words; 8]) -> Option<[Fp12Words; 8]> {
+    let (xp, yp, xq, yq) = dispatch::run_on(path, Setup { ps: *ps, qs: *qs })?;
+    let one = dispatch::run_on(path, Load { values: [ONE_FP12; 8] })?;
+    let z_one = one[0][0];
+    let mut t: WordsPoint = [xq, yq, z_one];
+    let mut acc = one;
+    // The top bit is T = Q itself; each lower bit squares, doubles, and adds Q where
+    // it is set (the first squaring, of 1, is skipped).
+    for bit in (0..63).rev() {
+        if bit != 62 {
+            acc = dispatch::run_on(path, Square { acc })?;
+        }
+        let (doubled, line) = dispatch::run_on(path, Doubling { t, xp, yp })?;
+        acc = dispatch::run_on(path, TimesLine { acc, line })?;
+        t = doubled;
+        if (X_ABS >> bit) & 1 == 1 {
+            let (sum, line) = dispatch::run_on(path, Addition { t, xq, yq, xp, yp })?;
+            acc = dispatch::run_on(path, TimesLine { acc, line })?;
+            t = sum;
+        }
+    }
+    dispatch::run_on(path, Unload { acc, conjugate: true })
+}
+
+/// An Fp12 operation of the differential tests, on the loop's own kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fp12Op {
+    Mul,
+    Sqr,
+    Conjugate,
+}
+
+/// `op` on 8 lanes (`b` is read by `Mul` only); None on `Path::Off` or without IFMA.
+pub fn fp12_op_on(
+    path: Path,
+    op: Fp12Op,
+    a: &[Fp12Words; 8],
+    b: &[Fp12Words; 8],
+) -> Option<[Fp12Words; 8]> {
+    let a = dispatch::run_on(path, Load { values: *a })?;
+    let (acc, conjugate) = match op {
+        Fp12Op::Mul => {
+            let b = dispatch::run_on(path, Load { values: *b })?;
+            (dispatch::run_on(path, Multiply { a, b })?, false)
+        }
+        Fp12Op::Sqr => (dispatch::run_on(path, Square { acc: a })?, false),
+        Fp12Op::Conjugate => (a, true),
+    };
+    dispatch::run_on(path, Unload { acc, conjugate })
+}

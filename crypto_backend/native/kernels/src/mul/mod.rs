@@ -1,0 +1,69 @@
+//! Constant-time multiplication of a public point by eight secret scalars at once:
+//! public keys (`g1`, sk * g1) and signatures (`g2`, sk * H(m)), on the formulas of
+//! `curve::complete`. The entry points below borrow the scalars: the kernel reads
+//! them where the caller keeps them (and zeroes them), never from a copy of its own.
+
+pub mod g1;
+pub mod g2;
+
+use crate::dispatch::{self, Kernel, Path};
+use crate::lane::LaneOps;
+pub use g2::Table;
+
+struct PublicKeys<'a> {
+    scalars: &'a [[u64; 4]; 8],
+}
+
+impl Kernel for PublicKeys<'_> {
+    type Output = [[u8; 48]; 8];
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> [[u8; 48]; 8] {
+        g1::public_keys(o, self.scalars)
+    }
+}
+
+/// The compressed public keys of eight scalars (each in [1, r - 1], four
+/// little-endian words) on `path`; None on `Path::Off` or without IFMA.
+pub fn public_keys_on(path: Path, scalars: &[[u64; 4]; 8]) -> Option<[[u8; 48]; 8]> {
+    dispatch::run_on(path, PublicKeys { scalars })
+}
+
+struct WindowTable<'a> {
+    uncompressed: &'a [u8; 192],
+}
+
+impl Kernel for WindowTable<'_> {
+    type Output = Table;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Table {
+        g2::window_table(o, self.uncompressed)
+    }
+}
+
+/// The table of k * H for a hashed message H (uncompressed: x1, x0, y1, y0) on
+/// `path`; None on `Path::Off` or without IFMA.
+pub fn window_table_on(path: Path, uncompressed: &[u8; 192]) -> Option<Table> {
+    dispatch::run_on(path, WindowTable { uncompressed })
+}
+
+struct Signatures<'a> {
+    table: &'a Table,
+    scalars: &'a [[u64; 4]; 8],
+}
+
+impl Kernel for Signatures<'_> {
+    type Output = [[u8; 96]; 8];
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> [[u8; 96]; 8] {
+        g2::signatures(o, self.table, self.scalars)
+    }
+}
+
+/// The compressed signatures scalar_lane * H of the message whose table this is,
+/// on `path`; None on `Path::Off` or without IFMA.
+pub fn signatures_on(path: Path, table: &Table, scalars: &[[u64; 4]; 8]) -> Option<[[u8; 96]; 8]> {
+    dispatch::run_on(path, Signatures { table, scalars })
+}

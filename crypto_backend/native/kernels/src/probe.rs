@@ -1,0 +1,208 @@
+//! Entry points for the differential tests and the benchmarks: one lane operation or
+//! one 8-lane field operation over many inputs on a named layer, and a dependent
+//! chain of field multiplications to time. Nothing in the kernels calls them.
+
+use crate::dispatch::{self, Kernel, Path};
+use crate::field::fpx8::{self, Fpx8, Limbs};
+use crate::lane::LaneOps;
+use std::hint::black_box;
+
+/// A lane operation by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneOp {
+    Madd52Lo,
+    Madd52Hi,
+    Add,
+    Sub,
+    And,
+    Or,
+    Shr52,
+    Shr63,
+    Shl12,
+    Eq,
+    Lt,
+    Select,
+}
+
+struct LaneOpKernel {
+    op: LaneOp,
+    a: Vec<[u64; 8]>,
+    b: Vec<[u64; 8]>,
+    c: Vec<[u64; 8]>,
+}
+
+fn mask_words(mask: u8) -> [u64; 8] {
+    std::array::from_fn(|lane| ((mask >> lane) & 1) as u64)
+}
+
+impl Kernel for LaneOpKernel {
+    type Output = Vec<[u64; 8]>;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Vec<[u64; 8]> {
+        let mut out = Vec::with_capacity(self.a.len());
+        for index in 0..self.a.len() {
+            let (a, b, c) =
+                (o.load(&self.a[index]), o.load(&self.b[index]), o.load(&self.c[index]));
+            out.push(match self.op {
+                LaneOp::Madd52Lo => o.store(o.madd52lo(a, b, c)),
+                LaneOp::Madd52Hi => o.store(o.madd52hi(a, b, c)),
+                LaneOp::Add => o.store(o.add(a, b)),
+                LaneOp::Sub => o.store(o.sub(a, b)),
+                LaneOp::And => o.store(o.and(a, b)),
+                LaneOp::Or => o.store(o.or(a, b)),
+                LaneOp::Shr52 => o.store(o.shr::<52>(a)),
+                LaneOp::Shr63 => o.store(o.shr::<63>(a)),
+                LaneOp::Shl12 => o.store(o.shl::<12>(a)),
+                LaneOp::Eq => mask_words(o.eq_mask(a, b)),
+                LaneOp::Lt => mask_words(o.lt_mask(a, b)),
+                // The mask: bit 0 of each lane of c.
+                LaneOp::Select => {
+                    let mask = self.c[index]
+                        .iter()
+                        .enumerate()
+                        .fold(0u8, |bits, (lane, word)| bits | (((word & 1) as u8) << lane));
+                    o.store(o.select(mask, a, b))
+                }
+            });
+        }
+        out
+    }
+}
+
+impl LaneOp {
+    pub fn from_name(name: &str) -> Option<LaneOp> {
+        Some(match name {
+            "madd52lo" => LaneOp::Madd52Lo,
+            "madd52hi" => LaneOp::Madd52Hi,
+            "add" => LaneOp::Add,
+            "sub" => LaneOp::Sub,
+            "and" => LaneOp::And,
+            "or" => LaneOp::Or,
+            "shr52" => LaneOp::Shr52,
+            "shr63" => LaneOp::Shr63,
+            "shl12" => LaneOp::Shl12,
+            "eq" => LaneOp::Eq,
+            "lt" => LaneOp::Lt,
+            "select" => LaneOp::Select,
+            _ => return None,
+        })
+    }
+}
+
+/// `op` on each triple of vectors (masks come back as one word per lane, 0 or 1;
+/// `select` takes its mask from bit 0 of each lane of `c`); None on `Path::Off` or
+/// without IFMA. The three lists have one length.
+pub fn lane_op_on(
+    path: Path,
+    op: LaneOp,
+    a: Vec<[u64; 8]>,
+    b: Vec<[u64; 8]>,
+    c: Vec<[u64; 8]>,
+) -> Option<Vec<[u64; 8]>> {
+    assert!(a.len() == b.len() && a.len() == c.len(), "lane inputs differ in length");
+    dispatch::run_on(path, LaneOpKernel { op, a, b, c })
+}
+
+/// An 8-lane field operation by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldOp {
+    Mul,
+    Sqr,
+    Add,
+    Sub,
+    Neg,
+    ToMontgomery,
+    FromMontgomery,
+    ToBlst,
+    FromBlst,
+    SqrtPow,
+}
+
+struct FieldOpKernel {
+    op: FieldOp,
+    a: Vec<[Limbs; 8]>,
+    b: Vec<[Limbs; 8]>,
+}
+
+impl Kernel for FieldOpKernel {
+    type Output = Vec<[Limbs; 8]>;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Vec<[Limbs; 8]> {
+        let f = Fpx8::new(o);
+        let mut out = Vec::with_capacity(self.a.len());
+        for (a, b) in self.a.iter().zip(self.b.iter()) {
+            let (a, b) = (f.pack(a), f.pack(b));
+            let result = match self.op {
+                FieldOp::Mul => f.mul(&a, &b),
+                FieldOp::Sqr => f.sqr(&a),
+                FieldOp::Add => f.add(&a, &b),
+                FieldOp::Sub => f.sub(&a, &b),
+                FieldOp::Neg => f.neg(&a),
+                FieldOp::ToMontgomery => f.to_montgomery(&a),
+                FieldOp::FromMontgomery => f.out_of_montgomery(&a),
+                FieldOp::ToBlst => f.to_blst_form(&a),
+                FieldOp::FromBlst => f.blst_to_ours(&a),
+                FieldOp::SqrtPow => f.pow_public(&a, &fpx8::SQRT_EXPONENT),
+            };
+            out.push(f.unpack(&result));
+        }
+        out
+    }
+}
+
+impl FieldOp {
+    pub fn from_name(name: &str) -> Option<FieldOp> {
+        Some(match name {
+            "mul" => FieldOp::Mul,
+            "sqr" => FieldOp::Sqr,
+            "add" => FieldOp::Add,
+            "sub" => FieldOp::Sub,
+            "neg" => FieldOp::Neg,
+            "to_montgomery" => FieldOp::ToMontgomery,
+            "from_montgomery" => FieldOp::FromMontgomery,
+            "to_blst" => FieldOp::ToBlst,
+            "from_blst" => FieldOp::FromBlst,
+            "sqrt_pow" => FieldOp::SqrtPow,
+            _ => return None,
+        })
+    }
+}
+
+/// `op` on each pair of 8-lane elements (the raw lane values, Montgomery forms
+/// themselves, each below p: `mul` is a*b/2^416 mod p, `to_blst` a*2^384/2^416...);
+/// None on `Path::Off` or without IFMA.
+pub fn field_op_on(
+    path: Path,
+    op: FieldOp,
+    a: Vec<[Limbs; 8]>,
+    b: Vec<[Limbs; 8]>,
+) -> Option<Vec<[Limbs; 8]>> {
+    assert_eq!(a.len(), b.len(), "field inputs differ in length");
+    dispatch::run_on(path, FieldOpKernel { op, a, b })
+}
+
+struct MulChain {
+    iterations: usize,
+}
+
+impl Kernel for MulChain {
+    type Output = [Limbs; 8];
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> [Limbs; 8] {
+        let f = Fpx8::new(o);
+        let mut acc = f.one();
+        let factor = f.to_montgomery(&f.constant(&[3, 0, 0, 0, 0, 0, 0, 0]));
+        for _ in 0..self.iterations {
+            acc = f.mul(&black_box(acc), &factor);
+        }
+        f.unpack(&acc)
+    }
+}
+
+/// `iterations` dependent 8-lane multiplications on `path` (the benchmark's chain).
+pub fn mul_chain_on(path: Path, iterations: usize) -> Option<[Limbs; 8]> {
+    dispatch::run_on(path, MulChain { iterations })
+}

@@ -1,0 +1,115 @@
+//! The 8-lane Miller loop against blst's: after the final exponentiation each lane's
+//! value equals blst's pairing of the same pair; and the loop's Fp12 products
+//! against blst_fp12_mul and blst_fp12_sqr.
+
+mod common;
+
+use bls_lanes::miller::{self, Fp12Op};
+use bls_lanes::points::{Fp12Words, G1Words, G2Words};
+use blst::*;
+use common::Rng;
+
+fn fp12_of(words: &Fp12Words) -> blst_fp12 {
+    let fp2 = |words: &[[u64; 6]; 2]| blst_fp2 { fp: words.map(|l| blst_fp { l }) };
+    blst_fp12 { fp6: words.map(|fp6| blst_fp6 { fp2: fp6.each_ref().map(fp2) }) }
+}
+
+fn final_exp(value: &blst_fp12) -> blst_fp12 {
+    let mut out = blst_fp12::default();
+    // SAFETY: one live fp12 in, one out.
+    unsafe { blst_final_exp(&mut out, value) };
+    out
+}
+
+fn affine_g1(words: &[u64; 4]) -> blst_p1_affine {
+    let (mut point, mut affine) = (blst_p1::default(), blst_p1_affine::default());
+    let mut scalar = blst_scalar::default();
+    // SAFETY: live values of the right types.
+    unsafe {
+        blst_scalar_from_uint64(&mut scalar, words.as_ptr());
+        blst_sk_to_pk_in_g1(&mut point, &scalar);
+        blst_p1_to_affine(&mut affine, &point);
+    }
+    affine
+}
+
+fn affine_g2(words: &[u64; 4], message: &[u8]) -> blst_p2_affine {
+    let hashed = common::hash_to_g2(message);
+    let (mut point, mut affine) = (blst_p2::default(), blst_p2_affine::default());
+    let mut scalar = blst_scalar::default();
+    // SAFETY: live values of the right types.
+    unsafe {
+        blst_scalar_from_uint64(&mut scalar, words.as_ptr());
+        blst_sign_pk_in_g1(&mut point, &hashed, &scalar);
+        blst_p2_to_affine(&mut affine, &point);
+    }
+    affine
+}
+
+#[test]
+fn each_lane_is_blsts_pairing() {
+    let mut rng = Rng(0x6735);
+    let ps: [blst_p1_affine; 8] = std::array::from_fn(|_| affine_g1(&rng.scalar()));
+    let qs: [blst_p2_affine; 8] =
+        std::array::from_fn(|lane| affine_g2(&rng.scalar(), format!("message {lane}").as_bytes()));
+    let p_words = ps.map(|p| G1Words { x: p.x.l, y: p.y.l });
+    let q_words =
+        qs.map(|q| G2Words { x: [q.x.fp[0].l, q.x.fp[1].l], y: [q.y.fp[0].l, q.y.fp[1].l] });
+    for path in common::layers() {
+        let values = miller::miller_loop_on(path, &p_words, &q_words).expect("a layer");
+        for lane in 0..8 {
+            let mut want = blst_fp12::default();
+            // SAFETY: live points in, one fp12 out.
+            unsafe { blst_miller_loop(&mut want, &qs[lane], &ps[lane]) };
+            let (got, want) = (final_exp(&fp12_of(&values[lane])), final_exp(&want));
+            // SAFETY: two live fp12 values.
+            assert!(unsafe { blst_fp12_is_equal(&got, &want) }, "{path:?} lane {lane}");
+        }
+    }
+}
+
+fn random_fp12(rng: &mut Rng) -> Fp12Words {
+    std::array::from_fn(|_| {
+        std::array::from_fn(|_| {
+            std::array::from_fn(|_| {
+                let plain = rng.below_p();
+                let mut montgomery = blst_fp::default();
+                // SAFETY: six words in, one field element out.
+                unsafe { blst_fp_from_uint64(&mut montgomery, plain.as_ptr()) };
+                montgomery.l
+            })
+        })
+    })
+}
+
+#[test]
+fn fp12_products_match_blst() {
+    let mut rng = Rng(0x6736);
+    for _ in 0..4 {
+        let a: [Fp12Words; 8] = std::array::from_fn(|_| random_fp12(&mut rng));
+        let b: [Fp12Words; 8] = std::array::from_fn(|_| random_fp12(&mut rng));
+        for path in common::layers() {
+            let product = miller::fp12_op_on(path, Fp12Op::Mul, &a, &b).expect("a layer");
+            let square = miller::fp12_op_on(path, Fp12Op::Sqr, &a, &b).expect("a layer");
+            for lane in 0..8 {
+                let (x, y) = (fp12_of(&a[lane]), fp12_of(&b[lane]));
+                let (mut want_product, mut want_square) = (x, x);
+                // SAFETY: live fp12 values in and out.
+                unsafe {
+                    blst_fp12_mul(&mut want_product, &x, &y);
+                    blst_fp12_sqr(&mut want_square, &x);
+                }
+                assert_eq!(product[lane], fp12_of_words(&want_product), "{path:?} lane {lane}");
+                assert_eq!(square[lane], fp12_of_words(&want_square), "{path:?} lane {lane}");
+            }
+        }
+    }
+}
+
+fn fp12_of_words(value: &blst_fp12) -> Fp12Words {
+    std::array::from_fn(|half| {
+        std::array::from_fn(|index| {
+            std::array::from_fn(|part| value.fp6[half].fp2[index].fp[part].l)
+        })
+    })
+}
