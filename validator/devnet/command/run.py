@@ -116,6 +116,14 @@ class DevnetOptions:
     genesis_delay: float = NEW_CHAIN_GENESIS_DELAY
 
 
+GLOAS_DUTY_KINDS = frozenset(
+    {
+        DutyKind.PAYLOAD_ATTESTATION.value,
+        DutyKind.EXECUTION_PAYLOAD_ENVELOPE.value,
+        DutyKind.PROPOSER_PREFERENCES.value,
+    }
+)
+
 DEVNET_FEE_RECIPIENT = bytes.fromhex("de7e" * 10)
 """The fee recipient of a Gloas devnet's proposers when none is given (no real address)."""
 
@@ -334,7 +342,12 @@ def build_summary(
         "signer": client.signer_refusals,
         "duty_loop": client.duty_loop_refusals,
     }
-    summary["client_duties"] = client.duties
+    # Gloas duties exist only on a chain that schedules Gloas: left out where none ran.
+    summary["client_duties"] = {
+        kind: counts
+        for kind, counts in client.duties.items()
+        if kind not in GLOAS_DUTY_KINDS or any(counts.values())
+    }
     return summary
 
 
