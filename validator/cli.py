@@ -18,7 +18,7 @@ import typer
 from slashing_protection import SlashingProtectionError
 from slashing_protection.cli import app as slashing_protection_app
 from validator.consensus.encoding import parse_hex
-from validator.key_settings import parse_fee_recipient
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR, parse_fee_recipient
 from validator.logs import LogFormat, configure_logging
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
 from validator.service import (
@@ -140,6 +140,36 @@ DoppelgangerFlag = Annotated[
         "See docs/running.md.",
     ),
 ]
+BuilderFlag = Annotated[
+    bool,
+    typer.Option(
+        "--builder",
+        help="Take blocks from external builders (MEV-boost through the beacon node): register "
+        "every key with them each epoch and sign the blinded blocks they win. Per key, "
+        "--proposer-config's builder.enabled decides instead.",
+    ),
+]
+BuilderBoostFactor = Annotated[
+    int,
+    typer.Option(
+        "--builder-boost-factor",
+        help="Percentage the builder's bid is weighed at against the local block in "
+        "produceBlockV3: 100 compares them as they are, 0 takes local blocks only, "
+        "18446744073709551615 always the builder's.",
+        min=0,
+        max=2**64 - 1,
+    ),
+]
+ProposerConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--proposer-config",
+        help="Per-key fee recipient, gas limit and builder settings in Teku's JSON shape "
+        "(proposer_config by public key, default_config); the Keymanager API's settings win "
+        "over it, it wins over the flags. See docs/running.md.",
+        show_default=False,
+    ),
+]
 LogFormatOption = Annotated[
     LogFormat,
     typer.Option(
@@ -240,6 +270,9 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    builder: BuilderFlag = False,
+    builder_boost_factor: BuilderBoostFactor = DEFAULT_BUILDER_BOOST_FACTOR,
+    proposer_config: ProposerConfigFile = None,
     log_format: LogFormatOption = LogFormat.TEXT,
     log_level: LogLevelOption = "info",
 ) -> None:
@@ -262,6 +295,9 @@ def run_command(
         graffiti=_graffiti(graffiti),
         remote_signer_urls=_remote_signer_urls(remote_signer_url),
         remote_signer_token_file=remote_signer_token_file,
+        builder=builder,
+        builder_boost_factor=builder_boost_factor,
+        proposer_config=proposer_config,
     )
     try:
         service = ValidatorService(options)
@@ -405,14 +441,6 @@ def devnet_command(
             help="Schedule Gloas (ePBS) at this epoch of a new chain (default: not scheduled).",
         ),
     ] = None,
-    suggested_fee_recipient: Annotated[
-        str | None,
-        typer.Option(
-            "--suggested-fee-recipient",
-            help="The proposers' fee recipient (0x + 40 hex digits); a Gloas devnet uses "
-            "0xde7e...de7e when not given.",
-        ),
-    ] = None,
     validators_dir: Annotated[
         Path,
         typer.Option(
@@ -433,7 +461,7 @@ def devnet_command(
         typer.Option(
             "--fault",
             help="Make the chain misbehave: double-vote, surround-vote, far-future, "
-            "conflicting-block, unavailable, reorg.",
+            "conflicting-block, unavailable, reorg, builder-offline, duties-reorg.",
             show_default=False,
         ),
     ] = None,
@@ -441,6 +469,25 @@ def devnet_command(
         Path | None,
         typer.Option(
             "--summary", help="Also write the summary as JSON to this file.", show_default=False
+        ),
+    ] = None,
+    builder: Annotated[
+        bool,
+        typer.Option(
+            "--builder",
+            help="Run a simulated builder and relay in the chain and the client's builder "
+            "flow (validator run --builder); the keys register with fee recipient "
+            "0xde7e...de7e unless --suggested-fee-recipient names one.",
+        ),
+    ] = False,
+    builder_boost_factor: BuilderBoostFactor = DEFAULT_BUILDER_BOOST_FACTOR,
+    proposer_config: ProposerConfigFile = None,
+    suggested_fee_recipient: Annotated[
+        str | None,
+        typer.Option(
+            "--suggested-fee-recipient",
+            help="As for validator run.",
+            show_default=False,
         ),
     ] = None,
     doppelganger_protection: DoppelgangerFlag = False,
@@ -467,11 +514,14 @@ def devnet_command(
         slots_per_epoch=slots_per_epoch,
         preset=preset,
         gloas_fork_epoch=gloas_fork_epoch,
-        suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         validators_dir=validators_dir,
         beacon_port=beacon_port,
         fault=fault,
         summary=summary,
+        builder=builder,
+        builder_boost_factor=builder_boost_factor,
+        proposer_config=proposer_config,
+        suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         doppelganger_protection=doppelganger_protection,
         slashing_protection_db=slashing_protection_db,
         remote_signer_urls=_remote_signer_urls(remote_signer_url),

@@ -21,6 +21,7 @@ from pathlib import Path
 from aiohttp import web
 
 from keymanager.api import (
+    KeyDefaults,
     KeymanagerContext,
     TokenFileError,
     beacon_index_resolver,
@@ -122,6 +123,7 @@ async def start_keymanager(
     default_graffiti: str,
     remote: RemoteKeySources | None = None,
     gate: KeyGate | None = None,
+    defaults_of: KeyDefaults | None = None,
 ) -> KeymanagerServer:
     """Serve the Keymanager API over these parts; KeymanagerStartError when it cannot."""
     context = KeymanagerContext(
@@ -132,6 +134,7 @@ async def start_keymanager(
         resolve_validator_index=beacon_index_resolver(client),
         default_fee_recipient=default_fee_recipient,
         default_graffiti=default_graffiti,
+        defaults_of=defaults_of,
     )
     try:
         runner = await start_keymanager_server(context, address, port, token_file)

@@ -33,8 +33,10 @@ from validator.clean_shutdown import consume_clean_shutdown
 from validator.consensus.spec import ChainSpec, ChainSpecError, Genesis, parse_spec_data
 from validator.duties.doppelganger import KeyGate, LivenessUnsupportedError
 from validator.halts import HaltError, HaltStore
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR, ProposerSettings
 from validator.keymanager_server import KeymanagerServer, KeymanagerStartError, start_keymanager
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
+from validator.proposer_config import NO_PROPOSER_CONFIG, ProposerConfig
 from validator.signing.remote import RemoteSigner
 from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
@@ -72,6 +74,12 @@ class RunOptions:
     metrics_port: int = DEFAULT_METRICS_PORT
     suggested_fee_recipient: bytes | None = None
     graffiti: str | None = None
+    #: Register every key with external builders and take their blocks (``--builder``).
+    builder: bool = False
+    #: ``--builder-boost-factor``: what produceBlockV3 is told for keys whose builder flow is on.
+    builder_boost_factor: int = DEFAULT_BUILDER_BOOST_FACTOR
+    #: ``--proposer-config``: per-key settings in Teku's JSON shape (validator.proposer_config).
+    proposer_config: Path | None = None
     #: Remote signers (Web3Signer API) whose every listed key this client validates with.
     remote_signer_urls: Sequence[str] = ()
     #: The bearer token every remote signer of this client is sent (``--remote-signer-token-file``).
@@ -465,11 +473,17 @@ class Startup:
 
     # -- 7. the Keymanager API ---------------------------------------------------------
 
-    async def start_keymanager(self, running: RunningParts) -> KeymanagerServer | None:
+    async def start_keymanager(
+        self, running: RunningParts, proposer_config: ProposerConfig = NO_PROPOSER_CONFIG
+    ) -> KeymanagerServer | None:
         """The Keymanager API (``--keymanager``) over the running parts."""
         options = self.options
         if not options.keymanager:
             return None
+        # What GET answers for a key without its own setting: the proposer config, then flags.
+        layered = ProposerSettings(
+            default_fee_recipient=options.suggested_fee_recipient, proposer_config=proposer_config
+        )
         try:
             server = await start_keymanager(
                 store=self.store,
@@ -484,6 +498,10 @@ class Startup:
                 default_fee_recipient=options.suggested_fee_recipient,
                 default_graffiti=options.graffiti or "",
                 remote=running.remote_sources,
+                defaults_of=lambda pubkey: (
+                    layered.fee_recipient(pubkey),
+                    layered.gas_limit(pubkey),
+                ),
             )
         except KeymanagerStartError as error:
             raise StartupError(str(error)) from None

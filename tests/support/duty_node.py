@@ -358,6 +358,7 @@ class DutyNode(FakeBeaconNode):
             routes.BEACON_COMMITTEE_SUBSCRIPTIONS,
             routes.SYNC_COMMITTEE_SUBSCRIPTIONS,
             routes.PREPARE_BEACON_PROPOSER,
+            routes.REGISTER_VALIDATOR,
             routes.POOL_SYNC_COMMITTEES,
             routes.CONTRIBUTION_AND_PROOFS,
         ):

@@ -74,6 +74,13 @@ def main(
     strict: Annotated[
         bool, typer.Option(help="Hold every exchange to the Beacon API spec.")
     ] = False,
+    builder: Annotated[
+        bool,
+        typer.Option(
+            "--builder",
+            help="Run a simulated builder and relay: registrations, blinded blocks.",
+        ),
+    ] = False,
     host: Annotated[str, typer.Option()] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="0 picks a free port.")] = 0,
     slots: Annotated[
@@ -94,6 +101,7 @@ def main(
             slots_per_epoch,
             fault=fault,
             strict=strict,
+            builder=builder,
             genesis_delay=genesis_delay,
             preset=preset,
             gloas_fork_epoch=gloas_fork_epoch,

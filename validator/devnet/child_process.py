@@ -60,6 +60,7 @@ class DevnetProcess:
         genesis_delay: float = 0.0,
         preset: str = "mainnet",
         gloas_fork_epoch: int | None = None,
+        builder: bool = False,
         ready_timeout: float = 120.0,
         own_session: bool = False,
     ) -> DevnetProcess:
@@ -99,6 +100,8 @@ class DevnetProcess:
             command += ["--fault", Fault.parse(str(fault)).value]
         if strict:
             command.append("--strict")
+        if builder:
+            command.append("--builder")
         # The child imports this very package, installed or not.
         package_root = str(Path(__file__).resolve().parents[2])
         path = os.environ.get("PYTHONPATH")

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from validator.beacon import BeaconNodeError, MalformedResponseError, ProposerDuty
 from validator.consensus.forks import ForkName
 from validator.consensus.ssz import to_json
@@ -32,16 +34,18 @@ from validator.duties.context import (
     refuse,
     report,
 )
-from validator.duties.metrics import DutyKind, DutyResult
-from validator.signing.types import SigningRefusedError
+from validator.duties.metrics import BLOCKS_PROPOSED, DutyKind, DutyResult
+from validator.signing.types import RefusalReason, SigningRefusedError
 
 BLOCK = DutyKind.BLOCK
 ENVELOPE = DutyKind.EXECUTION_PAYLOAD_ENVELOPE
 
 
 class GloasProposer:
-    def __init__(self, context: DutyContext) -> None:
+    def __init__(self, context: DutyContext, remember_signed: Callable[[int, bytes], None]) -> None:
         self._ctx = context
+        # The block proposer's memory of slots signed: a key never proposes a slot twice.
+        self._remember_signed = remember_signed
 
     async def propose(self, slot: int, duty: ProposerDuty) -> tuple[DutyResult, str]:
         """The block's outcome; the envelope's is reported on its own (its own kind)."""
@@ -58,7 +62,11 @@ class GloasProposer:
             return DutyResult.REFUSED, f"randao reveal: {error.refusal}"
         try:
             answer = await ctx.client.produce_block_v4(
-                slot, randao_reveal, graffiti=ctx.settings.graffiti(pubkey), include_payload=True
+                slot,
+                randao_reveal,
+                graffiti=ctx.settings.graffiti(pubkey),
+                include_payload=True,
+                builder_boost_factor=ctx.settings.builder_boost_factor(pubkey),
             )
         except MalformedResponseError as error:
             refuse(BLOCK, "missing_header" if "header" in str(error) else "unreadable")
@@ -87,7 +95,10 @@ class GloasProposer:
         try:
             signed = await ctx.signer.sign_block(pubkey, produced)
         except SigningRefusedError as error:
+            if error.refusal.reason is RefusalReason.SLASHABLE:
+                self._remember_signed(slot, pubkey)
             return DutyResult.REFUSED, str(error.refusal)
+        self._remember_signed(slot, pubkey)
         publication = await publish_in_time(
             ctx.clock,
             BLOCK,
@@ -99,6 +110,7 @@ class GloasProposer:
         )
         result, detail = publication.results[0], publication.detail
         if result is DutyResult.PUBLISHED:
+            BLOCKS_PROPOSED.labels("local" if produced.self_built else "builder").inc()
             observe_publish_delay(BLOCK, ctx.clock, slot)
             described = f"gloas block 0x{signed.signing_root.hex()[:16]}"
             detail = f"{described}; {detail}" if detail else described

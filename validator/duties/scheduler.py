@@ -20,8 +20,9 @@ pile up tasks. Within it, each message kind has its own send deadline
 (``context.send_deadline``); past that it is dropped and counted missed.
 Each epoch (and when the keys change) a separate task looks up validator
 indices, fetches the duties of the epoch and the next, and sends the
-subscriptions and proposer preparations. The head/block event stream runs
-alongside; when it is down, the timers alone drive the flows.
+subscriptions and proposer preparations, and (with the builder flow) sends the
+builder registrations. The head/block event stream runs alongside; when it is
+down, the timers alone drive the flows.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from validator.duties.metrics import CURRENT_SLOT, HEAD_SLOT
 from validator.duties.preferences import ProposerPreferencesDuty
 from validator.duties.proposer import BlockProposer
 from validator.duties.ptc import PayloadTimelinessDuties
+from validator.duties.registrations import BuilderRegistrations
 from validator.duties.sync_committee import SyncCommitteeDuties
 from validator.duties.tracker import DutyListKind, FetchReason, Refetch
 
@@ -77,8 +79,10 @@ class DutyScheduler:
         on_slot: Callable[[int], None] | None = None,
         extra_topics: Sequence[str] = (),
         on_event: Callable[[BeaconEvent], None] | None = None,
+        registrations: BuilderRegistrations | None = None,
     ) -> None:
         self._ctx = context
+        self._registrations = registrations
         self._use_events = use_events
         self._on_slot = on_slot
         #: More topics on the same stream, each of their events handed to ``on_event``
@@ -368,6 +372,15 @@ class DutyScheduler:
         attempt = (slot, duty.validator_index)
         if attempt in self._proposing:
             return  # a re-org named the same proposer again while its proposal is under way
+        if self.proposer.signed_for(slot, duty.pubkey):
+            # Published (or signed) already: a second block request could only be refused
+            # by the record, and operators alarm on those refusals.
+            log.info(
+                "slot %d: validator %d already signed its block; not proposing again",
+                slot,
+                duty.validator_index,
+            )
+            return
         self._proposing.add(attempt)
         try:
             await self.proposer.propose(slot, duty)
@@ -420,6 +433,9 @@ class DutyScheduler:
     async def _epoch_work(self, epoch: int) -> None:
         self._prepared_epochs.add(epoch)
         self._prepared_epochs = {e for e in self._prepared_epochs if e >= epoch - 1}
+        if self._registrations is not None:
+            # Its own task: a slow relay or a first round of many signatures holds up no duty.
+            self._spawn(self._registrations.round(epoch), f"registrations-{epoch}")
         tracker = self._ctx.tracker
         if tracker.keys_changed() or tracker.unresolved or not tracker.indices:
             changed = await tracker.resolve_indices()
@@ -463,9 +479,14 @@ class DutyScheduler:
             self._spawn(self._subscribe(refetch.epoch), f"subscribe-{refetch.epoch}")
         elif refetch.kind is DutyListKind.PROPOSER:
             # A re-org may name one of the keys as the proposer of the slot under way: propose
-            # (again). The signer's cheap pre-check refuses a key that already signed the slot.
+            # then. A list that names the same proposer for the slot changes nothing, and a
+            # key never proposes a slot twice (``_proposal_flow``).
             slot = self._ctx.clock.wall_slot()
-            if self._ctx.chain.epoch_at_slot(slot) == refetch.epoch and slot >= 0:
+            if (
+                slot >= 0
+                and self._ctx.chain.epoch_at_slot(slot) == refetch.epoch
+                and slot in refetch.proposers_changed
+            ):
                 deadline = self._ctx.clock.slot_start(slot + 1)
                 self._spawn(self._proposal_flow(slot), f"proposal-{slot}-again", deadline)
 

@@ -77,6 +77,19 @@ class Refetch:
     kind: DutyListKind
     epoch: int
     reason: FetchReason
+    #: For proposer duties: the slots whose proposer changed (a list whose dependent root
+    #: alone changed names none).
+    proposers_changed: frozenset[int] = frozenset()
+
+
+def _proposers_changed(previous: DutyList, fetched: DutyList) -> frozenset[int]:
+    if not isinstance(previous, ProposerDuties) or not isinstance(fetched, ProposerDuties):
+        return frozenset()
+    before = {duty.slot: duty.validator_index for duty in previous.duties}
+    after = {duty.slot: duty.validator_index for duty in fetched.duties}
+    return frozenset(
+        slot for slot in before.keys() | after.keys() if before.get(slot) != after.get(slot)
+    )
 
 
 class DutyTracker:
@@ -178,7 +191,7 @@ class DutyTracker:
         previous = self._replaced.pop((kind, epoch), None) or self._lists.get((kind, epoch))
         self._lists[(kind, epoch)] = fetched
         if previous is not None and previous != fetched and self.on_refetch is not None:
-            self.on_refetch(Refetch(kind, epoch, reason))
+            self.on_refetch(Refetch(kind, epoch, reason, _proposers_changed(previous, fetched)))
         return fetched
 
     async def get(

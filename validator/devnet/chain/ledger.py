@@ -29,6 +29,9 @@ from validator.devnet.chain.shuffling import EpochCommittees
 
 RUN_COUNTERS = (
     "blocks_proposed",
+    "blinded_blocks_received",
+    "builder_blocks_offered",
+    "repeated_block_requests",
     "attestations_received",
     "attestations_included",
     "aggregates_received",

@@ -40,6 +40,7 @@ from validator.devnet.chain.pools import (
     SyncMessagePool,
 )
 from validator.devnet.chain.registry import ValidatorLifecycle, ValidatorRegistry
+from validator.devnet.chain.relay import SimulatedRelay
 from validator.devnet.chain.state_directory import ChainIdentity
 from validator.devnet.judge.root_cache import RootCache
 from validator.devnet.judge.slasher import Slasher, SlashingFinding, SlashingKind
@@ -156,8 +157,15 @@ class DevnetChain:
         self.served_proposers: dict[int, set[int]] = {}
         """slot -> every validator the proposer duties have named for it."""
         self.client_blocks: dict[int, set[int]] = {}
+        self.requested_block_slots: set[int] = set()
+        """Slots a block was asked for (``repeated_block_requests`` counts a second ask)."""
         """slot -> proposers whose block at that slot this chain accepted."""
         self.faults: FaultHooks | None = None
+        self.relay: SimulatedRelay | None = None
+        """The simulated builder and relay (``--builder``); None: local blocks only."""
+        self.dependent_root_labels: dict[bytes, bytes] = {}
+        """A dependent root -> the root served in its place (``--fault duties-reorg``: the
+        same duties announced under another dependent root, as Lodestar's dev chain does)."""
         self.findings: list[SlashingFinding] = []
         self.slots_seen = 0
         self.block_headers: dict[tuple[int, int], dict[str, Any]] = {}
@@ -226,8 +234,12 @@ class DevnetChain:
             "block": to_hex(head.root),
             "state": to_hex(head.state_root),
             "epoch_transition": epoch_transition,
-            "previous_duty_dependent_root": to_hex(self.tree.attester_dependent_root(epoch)),
-            "current_duty_dependent_root": to_hex(self.tree.proposer_dependent_root(epoch)),
+            "previous_duty_dependent_root": to_hex(
+                self.served_dependent_root(self.tree.attester_dependent_root(epoch))
+            ),
+            "current_duty_dependent_root": to_hex(
+                self.served_dependent_root(self.tree.proposer_dependent_root(epoch))
+            ),
             "execution_optimistic": False,
         }
 
@@ -275,6 +287,10 @@ class DevnetChain:
             reorg.depth,
         )
         return reorg
+
+    def served_dependent_root(self, root: bytes) -> bytes:
+        """The dependent root duties and head events name for ``root``."""
+        return self.dependent_root_labels.get(root, root)
 
     def expected_proposer(self, slot: int) -> int | None:
         return self.duties.proposer(slot)
@@ -478,6 +494,7 @@ class DevnetChain:
         }
         for old in [s for s in self.client_blocks if s < keep_from]:
             del self.client_blocks[old]
+        self.requested_block_slots = {s for s in self.requested_block_slots if s >= keep_from}
         for old in [s for s in self.served_proposers if s < keep_from]:
             del self.served_proposers[old]
         for old_key in [key for key in self.block_headers if key[1] < keep_from]:

@@ -36,6 +36,7 @@ from validator.consensus.ssz.preset import PRESETS
 from validator.devnet import FAULTS, DevnetProcess, DevnetStateError, devnet_state_dir
 from validator.devnet.command.interop_keystores import write_interop_keystores
 from validator.duties.metrics import DutyKind, DutyResult
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR
 from validator.logs import LogFormat, TextFormatter, configure_logging, install_handler
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
 from validator.service import (
@@ -52,6 +53,9 @@ log = logging.getLogger("validator.devnet_command")
 NEW_CHAIN_GENESIS_DELAY = 3.0
 CHAIN_START_TIMEOUT = 60.0
 CHAIN_STOP_TIMEOUT = 30.0
+BLOCK_KINDS = ("local", "builder")
+#: The fee recipient ``--builder`` registers the devnet's keys with when none is given.
+DEVNET_FEE_RECIPIENT = bytes.fromhex("de7e" * 10)
 #: The keys every summary has (the chain's counts and the client's refusals).
 SUMMARY_KEYS = (
     "slots",
@@ -86,12 +90,16 @@ class DevnetOptions:
     preset: str = "mainnet"
     #: Schedule Gloas (ePBS) at this epoch (``--gloas-fork-epoch``); None: Fulu throughout.
     gloas_fork_epoch: int | None = None
-    #: The client's ``--suggested-fee-recipient``; on a chain with Gloas, DEVNET_FEE_RECIPIENT
-    #: when not given, so that every proposal has preferences to announce.
-    suggested_fee_recipient: bytes | None = None
     validators_dir: Path = Path("devnet-validators")
     beacon_port: int = 0
     fault: str | None = None
+    #: The simulated builder and relay, and the client's builder flow (``--builder``).
+    builder: bool = False
+    builder_boost_factor: int = DEFAULT_BUILDER_BOOST_FACTOR
+    proposer_config: Path | None = None
+    #: The client's ``--suggested-fee-recipient``; with ``--builder`` or Gloas,
+    #: DEVNET_FEE_RECIPIENT when not given (registrations and preferences need one).
+    suggested_fee_recipient: bytes | None = None
     summary: Path | None = None
     doppelganger_protection: bool = False
     #: The shared record (postgresql://...) instead of the directory's file record.
@@ -124,14 +132,13 @@ GLOAS_DUTY_KINDS = frozenset(
     }
 )
 
-DEVNET_FEE_RECIPIENT = bytes.fromhex("de7e" * 10)
-"""The fee recipient of a Gloas devnet's proposers when none is given (no real address)."""
-
-
 def _fee_recipient(options: DevnetOptions) -> bytes | None:
-    if options.suggested_fee_recipient is not None or options.gloas_fork_epoch is None:
+    """The given fee recipient; DEVNET_FEE_RECIPIENT for a builder or Gloas devnet without one."""
+    if options.suggested_fee_recipient is not None:
         return options.suggested_fee_recipient
-    return DEVNET_FEE_RECIPIENT
+    if options.builder or options.gloas_fork_epoch is not None:
+        return DEVNET_FEE_RECIPIENT
+    return None
 
 
 async def start_chain(options: DevnetOptions) -> DevnetProcess:
@@ -151,6 +158,7 @@ async def start_chain(options: DevnetOptions) -> DevnetProcess:
             genesis_delay=options.genesis_delay,
             preset=options.preset,
             gloas_fork_epoch=options.gloas_fork_epoch,
+            builder=options.builder,
             ready_timeout=CHAIN_START_TIMEOUT,
             own_session=True,
         )
@@ -184,6 +192,8 @@ class ClientCounts:
     signer_refusals: int
     duty_loop_refusals: int
     duties: dict[str, dict[str, int]]
+    #: Blocks published by who built the payload (``local``, ``builder``).
+    blocks: dict[str, int]
 
     @classmethod
     def now(cls) -> ClientCounts:
@@ -199,6 +209,10 @@ class ClientCounts:
                 }
                 for kind in DutyKind
             },
+            blocks={
+                kind: int(_metric_sum("validator_blocks_proposed_total", kind=kind))
+                for kind in BLOCK_KINDS
+            },
         )
 
     def since(self, start: ClientCounts) -> ClientCounts:
@@ -212,6 +226,7 @@ class ClientCounts:
                 }
                 for kind, results in self.duties.items()
             },
+            blocks={kind: count - start.blocks[kind] for kind, count in self.blocks.items()},
         )
 
     @property
@@ -316,6 +331,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
         if key in ("invalid_signatures", "slashable_messages") and value:
             style = "bold red"
         table.add_row(key, str(value), style=style)
+    if summary.get("builder"):
+        for key in ("registrations_received", "blinded_blocks_received"):
+            table.add_row(key, str(summary.get(key)))
+        table.add_row("client_blocks", str(summary.get("client_blocks")))
     for key in ("head_slot", "finalized_epoch", "fault"):
         if key in summary:
             table.add_row(key, str(summary[key]))
@@ -348,6 +367,7 @@ def build_summary(
         for kind, counts in client.duties.items()
         if kind not in GLOAS_DUTY_KINDS or any(counts.values())
     }
+    summary["client_blocks"] = client.blocks
     return summary
 
 
@@ -407,6 +427,9 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 metrics=options.metrics,
                 metrics_address=options.metrics_address,
                 metrics_port=options.metrics_port,
+                builder=options.builder,
+                builder_boost_factor=options.builder_boost_factor,
+                proposer_config=options.proposer_config,
                 middlewares=_strict_middlewares() if options.strict else (),
                 progress=False,
                 health_check_interval=max(1.0, options.seconds_per_slot),
