@@ -185,7 +185,8 @@ async def test_hostile_v4_blocks_are_refused_and_never_signed(
     context: tuple[DutyContext, HostileNode],
 ) -> None:
     ctx, node = context
-    proposer = GloasProposer(ctx)
+    signed: list[tuple[int, bytes]] = []
+    proposer = GloasProposer(ctx, lambda slot, pubkey: signed.append((slot, pubkey)))
     route = "/eth/v4/validator/blocks/{slot}"
     cases: list[tuple[str, Handler]] = [
         ("wrong_version", _json_answer(_v4(_block(SLOT, 1), "fulu"))),
@@ -212,3 +213,4 @@ async def test_hostile_v4_blocks_are_refused_and_never_signed(
     result, detail = await proposer.propose(SLOT, ProposerDuty(KEYS[1][1], 1, SLOT))
     assert result is DutyResult.PUBLISHED, detail
     assert node.published == ["/eth/v2/beacon/blocks"]
+    assert signed == [(SLOT, KEYS[1][1])]  # the slot is remembered as signed, once
