@@ -487,6 +487,14 @@ def devnet_command(
             help="Preset of a new chain (mainnet or minimal); the client follows the node's.",
         ),
     ] = "mainnet",
+    gloas_fork_epoch: Annotated[
+        int | None,
+        typer.Option(
+            "--gloas-fork-epoch",
+            min=1,
+            help="Schedule Gloas (ePBS) at this epoch of a new chain (default: not scheduled).",
+        ),
+    ] = None,
     validators_dir: Annotated[
         Path,
         typer.Option(
@@ -560,6 +568,7 @@ def devnet_command(
         seconds_per_slot=seconds_per_slot,
         slots_per_epoch=slots_per_epoch,
         preset=preset,
+        gloas_fork_epoch=gloas_fork_epoch,
         validators_dir=validators_dir,
         beacon_port=beacon_port,
         fault=fault,

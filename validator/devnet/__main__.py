@@ -64,6 +64,12 @@ def main(
     preset: Annotated[
         str, typer.Option(help="The chain's preset: mainnet or minimal (a new chain's).")
     ] = "mainnet",
+    gloas_fork_epoch: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Schedule Gloas (ePBS) at this epoch (a new chain's; default off)."
+        ),
+    ] = None,
     fault: Annotated[str | None, typer.Option(help="Misbehave: " + ", ".join(Fault))] = None,
     strict: Annotated[
         bool, typer.Option(help="Hold every exchange to the Beacon API spec.")
@@ -98,6 +104,7 @@ def main(
             builder=builder,
             genesis_delay=genesis_delay,
             preset=preset,
+            gloas_fork_epoch=gloas_fork_epoch,
         )
         result = asyncio.run(_serve(node, host, port, slots))
     except (DevnetStateError, SpecLoadError, ValueError, OSError) as failure:

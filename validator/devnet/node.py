@@ -62,6 +62,7 @@ class SimulatedBeaconNode:
         genesis_delay: float = 0.0,
         count_duties_from_slot: int | None = None,
         preset: str = MAINNET.name,
+        gloas_fork_epoch: int | None = None,
         builder: bool = False,
     ) -> None:
         """A devnet kept in ``state_dir`` (use ``devnet_state_dir(validators_dir)``).
@@ -90,6 +91,7 @@ class SimulatedBeaconNode:
         self.slots_per_epoch = slots_per_epoch
         self.epochs_per_sync_committee_period = epochs_per_sync_committee_period
         self.preset = preset
+        self.gloas_fork_epoch = gloas_fork_epoch
         self.fault = Fault.parse(fault) if isinstance(fault, str) else fault
         self.strict = strict
         self.builder = builder
@@ -261,6 +263,7 @@ class SimulatedBeaconNode:
     def _requested(self) -> dict[str, object]:
         return {
             "preset": self.preset,
+            "gloas_fork_epoch": self.gloas_fork_epoch,
             "validator_count": self.validator_count,
             "slot_duration_ms": self.slot_duration_ms,
             "slots_per_epoch": self.slots_per_epoch,
@@ -281,6 +284,7 @@ class SimulatedBeaconNode:
                 slots_per_epoch=self.slots_per_epoch,
                 epochs_per_sync_committee_period=self.epochs_per_sync_committee_period,
                 preset=self.preset,
+                gloas_fork_epoch=self.gloas_fork_epoch,
             )
             await asyncio.to_thread(store.save_pubkeys, list(registry.pubkeys))
         else:

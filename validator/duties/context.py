@@ -61,10 +61,18 @@ def send_deadline(clock: SlotClock, kind: DutyKind, slot: int) -> float:
 
     Blocks, sync committee messages and contributions are for their slot only (nodes
     reject sync messages of another slot); attestations and aggregates are still
-    included from the next slot's blocks, so they may go out until it ends.
+    included from the next slot's blocks, so they may go out until it ends. Gloas PTC
+    votes are due ``PAYLOAD_ATTESTATION_DUE_BPS`` into their slot, preferences before
+    their proposal slot begins.
     """
     if kind in (DutyKind.ATTESTATION, DutyKind.AGGREGATE):
         return clock.slot_start(slot + 2)
+    if kind is DutyKind.PAYLOAD_ATTESTATION:
+        # PAYLOAD_ATTESTATION_DUE_BPS: the proposer of the next slot aggregates them by then.
+        bps = clock.chain.gloas_deadlines.payload_attestation_due_bps
+        return clock.slot_start(slot) + clock.chain.ms_into_slot(bps) / 1000
+    if kind is DutyKind.PROPOSER_PREFERENCES:
+        return clock.slot_start(slot)  # ``slot``: the proposal's; builders bid before it
     return clock.slot_start(slot + 1)
 
 

@@ -20,6 +20,10 @@ class DutyKind(StrEnum):
     AGGREGATE = "aggregate"
     SYNC_COMMITTEE_MESSAGE = "sync_committee_message"
     SYNC_CONTRIBUTION = "sync_contribution"
+    # Gloas (ePBS)
+    PAYLOAD_ATTESTATION = "payload_attestation"
+    EXECUTION_PAYLOAD_ENVELOPE = "execution_payload_envelope"
+    PROPOSER_PREFERENCES = "proposer_preferences"
 
 
 class DutyResult(StrEnum):

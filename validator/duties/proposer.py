@@ -16,6 +16,9 @@
 A key never proposes a slot twice: once its block for the slot is signed, the
 duty loop does not run that proposal again (``signed_for``), whatever the
 beacon node's duties say after.
+
+From Gloas on the proposal goes through ``validator.duties.gloas_proposal`` (produceBlockV4,
+the block and its self-built envelope).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from validator.duties.context import (
     refuse,
     report,
 )
+from validator.duties.gloas_proposal import GloasProposer
 from validator.duties.metrics import (
     BLOCKS_PROPOSED,
     BUILDER_FEE_RECIPIENT_MISMATCHES,
@@ -56,6 +60,7 @@ SIGNED_MEMORY_SLOTS = 64
 class BlockProposer:
     def __init__(self, context: DutyContext) -> None:
         self._ctx = context
+        self._gloas = GloasProposer(context, self._remember_signed)
         self._signed: set[tuple[int, bytes]] = set()
 
     def signed_for(self, slot: int, pubkey: bytes) -> bool:
@@ -70,7 +75,10 @@ class BlockProposer:
             self._signed = {entry for entry in self._signed if entry[0] >= floor}
 
     async def propose(self, slot: int, duty: ProposerDuty) -> DutyResult:
-        result, detail = await self._propose(slot, duty)
+        if self._ctx.chain.is_gloas_slot(slot):
+            result, detail = await self._gloas.propose(slot, duty)
+        else:
+            result, detail = await self._propose(slot, duty)
         report(slot, KIND, [(duty.validator_index, result)], {result: detail})
         return result
 

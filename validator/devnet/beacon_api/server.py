@@ -18,10 +18,13 @@ from typing import Any
 
 from aiohttp import web
 
+from validator.consensus.forks import ForkName
 from validator.consensus.ssz.blocks import blinded_block
 from validator.consensus.ssz.codec import SszInputError, from_json, from_ssz, to_json, to_ssz
+from validator.devnet.beacon_api.epbs_routes import EpbsApi
 from validator.devnet.beacon_api.errors import ApiError, indexed_error_body
 from validator.devnet.beacon_api.plumbing import (
+    CHAIN_KEY,
     SSZ,
     availability_middleware,
     error_middleware,
@@ -33,7 +36,6 @@ from validator.devnet.beacon_api.plumbing import (
     uint_param,
     wants_ssz,
 )
-from validator.devnet.beacon_api.queries import ChainQueries
 from validator.devnet.chain.events import parse_topics, stream_events
 from validator.devnet.chain.production import (
     assemble_block,
@@ -60,7 +62,7 @@ from validator.devnet.judge.operations import (
 DEFAULT_GRAFFITI = b"unslashable devnet".ljust(32, b"\x00")
 
 
-class BeaconApi(ChainQueries):
+class BeaconApi(EpbsApi):
     """Every route: the queries, plus block production, submissions and events."""
 
     def routes(self) -> list[web.RouteDef]:
@@ -108,6 +110,7 @@ class BeaconApi(ChainQueries):
             web.post("/eth/v1/validator/contribution_and_proofs", self.contribution_and_proofs),
             web.post("/eth/v1/beacon/pool/voluntary_exits", self.voluntary_exits),
             web.get("/eth/v1/events", self.events),
+            *self.epbs_routes(),
         ]
 
     # --- blocks -------------------------------------------------------------------------
@@ -143,6 +146,8 @@ class BeaconApi(ChainQueries):
             raise ApiError(400, f"slot {slot} is over")
         if slot <= chain.tree.head.slot:
             raise ApiError(400, f"the head is already at slot {chain.tree.head.slot}")
+        if chain.is_gloas_slot(slot):
+            raise ApiError(400, f"slot {slot} is a Gloas slot: blocks come from produceBlockV4")
         proposer = await verify_randao_for_production(chain, slot, randao_reveal, skip)
         block_slot = slot if chain.faults is None else chain.faults.block_slot(slot, proposer)
         bid = self._builder_bid(proposer, boost_factor)
@@ -209,8 +214,16 @@ class BeaconApi(ChainQueries):
             raise ApiError(400, f"invalid block: {failure}") from None
 
     async def publish_block(self, request: web.Request) -> web.Response:
-        contents = await self._read_signed_block(request, self.chain.blocks.SignedBlockContents)
-        signed = contents.signed_block
+        if (request.headers.get("Eth-Consensus-Version") or "").lower() == ForkName.GLOAS.value:
+            # Gloas: a SignedBeaconBlock; its payload comes in the envelope.
+            signed = await self._read_signed_block(
+                request, self.chain.gloas_blocks.SignedBeaconBlock
+            )
+        else:
+            contents = await self._read_signed_block(
+                request, self.chain.blocks.SignedBlockContents
+            )
+            signed = contents.signed_block
         status = await publish_block(
             self.chain, signed.message, bytes(signed.signature), False, time.time()
         )
@@ -258,15 +271,18 @@ class BeaconApi(ChainQueries):
         aggregate = await build_aggregate(self.chain, slot, committee_index, data_root)
         if aggregate is None:
             raise ApiError(404, "no attestation with that data root, slot and committee")
-        headers = {"Eth-Consensus-Version": FORK.value}
+        version = self.chain.fork_of_slot(slot).value
+        headers = {"Eth-Consensus-Version": version}
         if ssz:
             return web.Response(body=to_ssz(aggregate), content_type=SSZ, headers=headers)
-        return json_response({"version": FORK.value, "data": to_json(aggregate)}, headers=headers)
+        return json_response({"version": version, "data": to_json(aggregate)}, headers=headers)
 
     async def aggregate_and_proofs(self, request: web.Request) -> web.Response:
         require_consensus_version(request)
         body = await read_json_array(request, "SignedAggregateAndProof objects")
-        failures = await submit_aggregates(self.chain, body, time.time())
+        gloas = (request.headers.get("Eth-Consensus-Version") or "").lower() == "gloas"
+        containers = self.chain.gloas_blocks if gloas else self.chain.blocks
+        failures = await submit_aggregates(self.chain, body, time.time(), containers)
         return self._pool_reply(failures, "aggregates")
 
     @staticmethod
@@ -377,5 +393,6 @@ def build_app(chain: DevnetChain, extra_middlewares: Iterable[Any] = ()) -> web.
         middlewares=[*extra_middlewares, error_middleware, availability_middleware(chain)],
         client_max_size=64 * 1024 * 1024,
     )
+    app[CHAIN_KEY] = chain
     app.add_routes(BeaconApi(chain).routes())
     return app

@@ -31,7 +31,7 @@ def _attestation(
     chain: DevnetChain, bits: list[bool], data: Any, signature: bytes, committees: set[int]
 ) -> Any:
     """An (EIP-7549) Attestation of the chain's preset for ``committees``."""
-    kind = chain.blocks.Attestation
+    kind = chain.containers_of_slot(int(data.slot)).Attestation
     fields = kind.fields()
     committee_count = chain.preset.MAX_COMMITTEES_PER_SLOT
     return kind(

@@ -69,6 +69,14 @@ SUMMARY_KEYS = (
     "slashable_messages",
     "missed_duties",
     "client_refusals",
+    "payload_attestations_expected",
+    "payload_attestations_received",
+    "late_payload_attestations",
+    "missed_payload_attestations",
+    "envelopes_expected",
+    "envelopes_received",
+    "missed_envelopes",
+    "proposer_preferences_received",
 )
 
 
@@ -80,6 +88,8 @@ class DevnetOptions:
     slots_per_epoch: int = 8
     #: The chain's preset (``mainnet`` or ``minimal``); the client reads it from the chain.
     preset: str = "mainnet"
+    #: Schedule Gloas (ePBS) at this epoch (``--gloas-fork-epoch``); None: Fulu throughout.
+    gloas_fork_epoch: int | None = None
     validators_dir: Path = Path("devnet-validators")
     beacon_port: int = 0
     fault: str | None = None
@@ -87,6 +97,8 @@ class DevnetOptions:
     builder: bool = False
     builder_boost_factor: int = DEFAULT_BUILDER_BOOST_FACTOR
     proposer_config: Path | None = None
+    #: The client's ``--suggested-fee-recipient``; with ``--builder`` or Gloas,
+    #: DEVNET_FEE_RECIPIENT when not given (registrations and preferences need one).
     suggested_fee_recipient: bytes | None = None
     summary: Path | None = None
     doppelganger_protection: bool = False
@@ -113,6 +125,23 @@ class DevnetOptions:
     genesis_delay: float = NEW_CHAIN_GENESIS_DELAY
 
 
+GLOAS_DUTY_KINDS = frozenset(
+    {
+        DutyKind.PAYLOAD_ATTESTATION.value,
+        DutyKind.EXECUTION_PAYLOAD_ENVELOPE.value,
+        DutyKind.PROPOSER_PREFERENCES.value,
+    }
+)
+
+def _fee_recipient(options: DevnetOptions) -> bytes | None:
+    """The given fee recipient; DEVNET_FEE_RECIPIENT for a builder or Gloas devnet without one."""
+    if options.suggested_fee_recipient is not None:
+        return options.suggested_fee_recipient
+    if options.builder or options.gloas_fork_epoch is not None:
+        return DEVNET_FEE_RECIPIENT
+    return None
+
+
 async def start_chain(options: DevnetOptions) -> DevnetProcess:
     """The chain of ``options.validators_dir`` in its own process and session: state in its
     devnet/, log in devnet/chain.log; it is stopped if this process dies in any way."""
@@ -129,6 +158,7 @@ async def start_chain(options: DevnetOptions) -> DevnetProcess:
             port=options.beacon_port,
             genesis_delay=options.genesis_delay,
             preset=options.preset,
+            gloas_fork_epoch=options.gloas_fork_epoch,
             builder=options.builder,
             ready_timeout=CHAIN_START_TIMEOUT,
             own_session=True,
@@ -332,7 +362,12 @@ def build_summary(
         "signer": client.signer_refusals,
         "duty_loop": client.duty_loop_refusals,
     }
-    summary["client_duties"] = client.duties
+    # Gloas duties exist only on a chain that schedules Gloas: left out where none ran.
+    summary["client_duties"] = {
+        kind: counts
+        for kind, counts in client.duties.items()
+        if kind not in GLOAS_DUTY_KINDS or any(counts.values())
+    }
     summary["client_blocks"] = client.blocks
     return summary
 
@@ -397,11 +432,10 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 builder=options.builder,
                 builder_boost_factor=options.builder_boost_factor,
                 proposer_config=options.proposer_config,
-                suggested_fee_recipient=options.suggested_fee_recipient
-                or (DEVNET_FEE_RECIPIENT if options.builder else None),
                 middlewares=_strict_middlewares() if options.strict else (),
                 progress=False,
                 health_check_interval=max(1.0, options.seconds_per_slot),
+                suggested_fee_recipient=_fee_recipient(options),
             )
         )
         if progress is not None:
