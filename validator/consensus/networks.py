@@ -8,9 +8,10 @@ consensus-specs v1.6.1 ``configs/mainnet.yaml`` (the version this client pins, s
 ``vectors/beacon_api/make_mainnet_config.py``) and the networks' own published data
 (github.com/eth-clients/<network>).
 
-A fork scheduled here that this client does not know yet (Sepolia's Gloas) is served
-like a node serves it: the chain spec then refuses to sign from its epoch on, and once
-the fork is known the same entry schedules it.
+Every fork of a network's config is listed, known to this client or not, as a node
+lists it: a fork the client does not know makes the chain spec refuse to sign from its
+epoch on, and once the client knows it the same entry schedules it (Sepolia's Gloas at
+epoch 353024 was such an entry until the client learnt Gloas).
 """
 
 from __future__ import annotations
