@@ -145,7 +145,9 @@ def _open_in_pool(
 @contextmanager
 def _progress_bar(total: int, show: bool | None) -> Iterator[Callable[[], None]]:
     """``advance()`` once per keystore opened, on the terminal's bar (keys done, keys/s)."""
-    with terminal_progress(total, "decrypting keystores", unit="keys", show=show) as update:
+    with terminal_progress(
+        total, "decrypting keystores", unit="keys", show=show, transient=False
+    ) as update:
         if update is None:
             yield lambda: None
             return

@@ -58,9 +58,11 @@ def terminal_progress(
     unit: Unit = "bytes",
     show: bool | None = None,
     console: Console | None = None,
+    transient: bool = True,
 ) -> Iterator[Callable[[int], None] | None]:
     """A progress bar with the count done and the rate; yields ``update(done)``, or None
-    when nothing is shown (``show=None``: only when stderr is a terminal)."""
+    when nothing is shown (``show=None``: only when stderr is a terminal). ``transient``
+    erases it at the end; otherwise its last state stays."""
     if show is None:
         show = sys.stderr.isatty()
     if not show:
@@ -75,7 +77,7 @@ def terminal_progress(
         rate,
         TimeRemainingColumn(),
         console=console or Console(stderr=True),
-        transient=True,
+        transient=transient,
         # Drawn from ``update`` itself, a few times a second: no redrawing thread takes
         # the interpreter from the work while it runs.
         auto_refresh=False,
