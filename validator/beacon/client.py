@@ -54,6 +54,8 @@ from validator.beacon.types import (
     parse_list,
     parse_object,
     parse_uint,
+    proposal_query,
+    require_length,
 )
 from validator.consensus.spec import (
     ApiFork,
@@ -88,12 +90,6 @@ def _indices_body(indices: Sequence[int]) -> list[str]:
     if not indices:
         raise ValueError("at least one validator index is needed")
     return [str(int(index)) for index in indices]
-
-
-def _require_length(value: bytes, length: int, name: str) -> bytes:
-    if len(value) != length:
-        raise ValueError(f"{name} must be {length} bytes, got {len(value)}")
-    return value
 
 
 def _chain_model(parse: Callable[[Any], T]) -> Callable[[Answer], T]:
@@ -366,15 +362,8 @@ class BeaconNodeClient(EpbsRoutes):
         node sends). ``skip_randao_verification`` requires the infinity signature
         as ``randao_reveal``, as the API says.
         """
-        query = [("randao_reveal", hex0x(_require_length(randao_reveal, 96, "randao reveal")))]
-        if graffiti is not None:
-            query.append(("graffiti", hex0x(_require_length(graffiti, 32, "graffiti"))))
-        if skip_randao_verification:
-            query.append(("skip_randao_verification", ""))
-        if builder_boost_factor is not None:
-            if not 0 <= builder_boost_factor < 2**64:
-                raise ValueError("builder_boost_factor must fit in a uint64")
-            query.append(("builder_boost_factor", str(builder_boost_factor)))
+        flags = [("skip_randao_verification", "")] if skip_randao_verification else []
+        query = proposal_query(randao_reveal, graffiti, builder_boost_factor, flags)
         return await self._fetch(
             "GET",
             routes.PRODUCE_BLOCK_V3,
@@ -448,7 +437,7 @@ class BeaconNodeClient(EpbsRoutes):
             query=[
                 (
                     "attestation_data_root",
-                    hex0x(_require_length(attestation_data_root, 32, "attestation data root")),
+                    hex0x(require_length(attestation_data_root, 32, "attestation data root")),
                 ),
                 ("slot", str(slot)),
                 ("committee_index", str(committee_index)),
@@ -523,7 +512,7 @@ class BeaconNodeClient(EpbsRoutes):
                 ("subcommittee_index", str(subcommittee_index)),
                 (
                     "beacon_block_root",
-                    hex0x(_require_length(beacon_block_root, 32, "beacon block root")),
+                    hex0x(require_length(beacon_block_root, 32, "beacon block root")),
                 ),
             ],
         )

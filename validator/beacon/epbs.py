@@ -28,14 +28,13 @@ from validator.beacon.types import (
     JsonObject,
     PublishResult,
     data_of,
+    dependent_duties,
     field_of,
-    hex0x,
-    hex_field,
-    optimistic_flag,
     parse_bool,
-    parse_list,
     parse_object,
     parse_uint,
+    proposal_query,
+    slot_seat_fields,
 )
 
 PAYLOAD_INCLUDED = "Eth-Execution-Payload-Included"
@@ -52,14 +51,7 @@ class PtcDuty:
 
     @classmethod
     def from_json(cls, data: Json) -> PtcDuty:
-        obj = parse_object(data, "PTC duty")
-        return cls(
-            pubkey=hex_field(field_of(obj, "pubkey", "PTC duty"), "pubkey", 48),
-            validator_index=parse_uint(
-                field_of(obj, "validator_index", "PTC duty"), "validator_index"
-            ),
-            slot=parse_uint(field_of(obj, "slot", "PTC duty"), "slot"),
-        )
+        return cls(*slot_seat_fields(data, "PTC duty"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,16 +64,7 @@ class PtcDuties:
 
     @classmethod
     def from_body(cls, body: Json) -> PtcDuties:
-        obj = parse_object(body, "PTC duties response")
-        return cls(
-            dependent_root=hex_field(
-                field_of(obj, "dependent_root", "PTC duties"), "dependent_root", 32
-            ),
-            execution_optimistic=optimistic_flag(obj),
-            duties=tuple(
-                PtcDuty.from_json(item) for item in parse_list(data_of(obj), "PTC duties")
-            ),
-        )
+        return cls(*dependent_duties(body, "PTC duties", PtcDuty.from_json))
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,20 +198,8 @@ class EpbsRoutes(BeaconTransport):
     ) -> ProposalV4Answer:
         """An unsigned Gloas block for ``slot`` (with its envelope when self-built and
         ``include_payload``, so any node can take the publication)."""
-        if len(randao_reveal) != 96:
-            raise ValueError("randao reveal must be 96 bytes")
-        query = [
-            ("randao_reveal", hex0x(randao_reveal)),
-            ("include_payload", "true" if include_payload else "false"),
-        ]
-        if graffiti is not None:
-            if len(graffiti) != 32:
-                raise ValueError("graffiti must be 32 bytes")
-            query.append(("graffiti", hex0x(graffiti)))
-        if builder_boost_factor is not None:
-            if not 0 <= builder_boost_factor < 2**64:
-                raise ValueError("builder_boost_factor must fit in a uint64")
-            query.append(("builder_boost_factor", str(builder_boost_factor)))
+        flags = [("include_payload", "true" if include_payload else "false")]
+        query = proposal_query(randao_reveal, graffiti, builder_boost_factor, flags)
         return await self._fetch(
             "GET",
             routes.PRODUCE_BLOCK_V4,

@@ -9,9 +9,9 @@ them into SSZ containers is ``validator.consensus.ssz``'s job.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from validator.beacon.errors import BeaconNodeError, MalformedResponseError
 from validator.consensus.encoding import parse_hex
@@ -76,6 +76,58 @@ def optimistic_flag(body: Mapping[str, Json]) -> bool:
 
 def hex0x(raw: bytes) -> str:
     return "0x" + raw.hex()
+
+
+def require_length(value: bytes, length: int, name: str) -> bytes:
+    if len(value) != length:
+        raise ValueError(f"{name} must be {length} bytes, got {len(value)}")
+    return value
+
+
+def proposal_query(
+    randao_reveal: bytes,
+    graffiti: bytes | None,
+    builder_boost_factor: int | None,
+    flags: Sequence[tuple[str, str]] = (),
+) -> list[tuple[str, str]]:
+    """The query every block production route takes, with the route's own ``flags``
+    between graffiti and the boost factor."""
+    query = [("randao_reveal", hex0x(require_length(randao_reveal, 96, "randao reveal")))]
+    if graffiti is not None:
+        query.append(("graffiti", hex0x(require_length(graffiti, 32, "graffiti"))))
+    query.extend(flags)
+    if builder_boost_factor is not None:
+        if not 0 <= builder_boost_factor < 2**64:
+            raise ValueError("builder_boost_factor must fit in a uint64")
+        query.append(("builder_boost_factor", str(builder_boost_factor)))
+    return query
+
+
+def slot_seat_fields(data: Json, what: str) -> tuple[bytes, int, int]:
+    """(pubkey, validator_index, slot) of a one-slot duty: a proposer's or a PTC seat's
+    answer carries exactly these three."""
+    obj = parse_object(data, what)
+    return (
+        hex_field(field_of(obj, "pubkey", what), "pubkey", 48),
+        parse_uint(field_of(obj, "validator_index", what), "validator_index"),
+        parse_uint(field_of(obj, "slot", what), "slot"),
+    )
+
+
+DutyT = TypeVar("DutyT")
+
+
+def dependent_duties(
+    body: Json, what: str, parse_duty: Callable[[Json], DutyT]
+) -> tuple[bytes, bool, tuple[DutyT, ...]]:
+    """(dependent_root, execution_optimistic, duties) of an epoch's duties answer: every
+    dependent-root duty route wraps its list the same way."""
+    obj = parse_object(body, f"{what} response")
+    return (
+        hex_field(field_of(obj, "dependent_root", what), "dependent_root", 32),
+        optimistic_flag(obj),
+        tuple(parse_duty(item) for item in parse_list(data_of(obj), what)),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,14 +252,7 @@ class ProposerDuty:
 
     @classmethod
     def from_json(cls, data: Json) -> ProposerDuty:
-        obj = parse_object(data, "proposer duty")
-        return cls(
-            pubkey=hex_field(field_of(obj, "pubkey", "proposer duty"), "pubkey", 48),
-            validator_index=parse_uint(
-                field_of(obj, "validator_index", "proposer duty"), "validator_index"
-            ),
-            slot=parse_uint(field_of(obj, "slot", "proposer duty"), "slot"),
-        )
+        return cls(*slot_seat_fields(data, "proposer duty"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,16 +290,7 @@ class AttesterDuties:
 
     @classmethod
     def from_body(cls, body: Json) -> AttesterDuties:
-        obj = parse_object(body, "attester duties response")
-        return cls(
-            dependent_root=hex_field(
-                field_of(obj, "dependent_root", "attester duties"), "dependent_root", 32
-            ),
-            execution_optimistic=optimistic_flag(obj),
-            duties=tuple(
-                AttesterDuty.from_json(item) for item in parse_list(data_of(obj), "attester duties")
-            ),
-        )
+        return cls(*dependent_duties(body, "attester duties", AttesterDuty.from_json))
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,16 +301,7 @@ class ProposerDuties:
 
     @classmethod
     def from_body(cls, body: Json) -> ProposerDuties:
-        obj = parse_object(body, "proposer duties response")
-        return cls(
-            dependent_root=hex_field(
-                field_of(obj, "dependent_root", "proposer duties"), "dependent_root", 32
-            ),
-            execution_optimistic=optimistic_flag(obj),
-            duties=tuple(
-                ProposerDuty.from_json(item) for item in parse_list(data_of(obj), "proposer duties")
-            ),
-        )
+        return cls(*dependent_duties(body, "proposer duties", ProposerDuty.from_json))
 
 
 @dataclass(frozen=True, slots=True)
