@@ -35,7 +35,12 @@ from validator.duties.context import (
     report,
 )
 from validator.duties.metrics import BLOCKS_PROPOSED, DutyKind, DutyResult
-from validator.signing.types import RefusalReason, SigningRefusedError
+from validator.duties.proposal_steps import (
+    randao_reveal_or_refusal,
+    sign_block_remembered,
+    slot_or_proposer_mismatch,
+)
+from validator.signing.types import SigningRefusedError
 
 BLOCK = DutyKind.BLOCK
 ENVELOPE = DutyKind.EXECUTION_PAYLOAD_ENVELOPE
@@ -51,15 +56,9 @@ class GloasProposer:
         """The block's outcome; the envelope's is reported on its own (its own kind)."""
         ctx = self._ctx
         pubkey = duty.pubkey
-        refusal = await ctx.signer.precheck_block(pubkey, slot)
-        if refusal is not None:
-            return DutyResult.REFUSED, str(refusal)
-        try:
-            randao_reveal = await ctx.signer.sign_randao_reveal(
-                pubkey, ctx.chain.epoch_at_slot(slot)
-            )
-        except SigningRefusedError as error:
-            return DutyResult.REFUSED, f"randao reveal: {error.refusal}"
+        randao_reveal = await randao_reveal_or_refusal(ctx, slot, pubkey)
+        if isinstance(randao_reveal, str):
+            return DutyResult.REFUSED, randao_reveal
         try:
             answer = await ctx.client.produce_block_v4(
                 slot,
@@ -92,13 +91,9 @@ class GloasProposer:
         if mismatch is not None:
             refuse(BLOCK, mismatch[0])
             return DutyResult.REFUSED, mismatch[1]
-        try:
-            signed = await ctx.signer.sign_block(pubkey, produced)
-        except SigningRefusedError as error:
-            if error.refusal.reason is RefusalReason.SLASHABLE:
-                self._remember_signed(slot, pubkey)
-            return DutyResult.REFUSED, str(error.refusal)
-        self._remember_signed(slot, pubkey)
+        signed = await sign_block_remembered(ctx, slot, pubkey, produced, self._remember_signed)
+        if isinstance(signed, str):
+            return DutyResult.REFUSED, signed
         publication = await publish_in_time(
             ctx.clock,
             BLOCK,
@@ -160,15 +155,9 @@ class GloasProposer:
 def _mismatch(
     produced: ProducedGloasBlock, slot: int, duty: ProposerDuty
 ) -> tuple[str, str] | None:
-    block_slot = int(produced.block.slot)
-    if block_slot != slot:
-        return "wrong_slot", f"asked for a block at slot {slot}, got one at slot {block_slot}"
-    proposer = int(produced.block.proposer_index)
-    if proposer != duty.validator_index:
-        return (
-            "wrong_proposer",
-            f"asked for validator {duty.validator_index}'s block, got proposer {proposer}'s",
-        )
+    mismatch = slot_or_proposer_mismatch(produced, slot, duty)
+    if mismatch is not None:
+        return mismatch
     bid = produced.block.body.signed_execution_payload_bid.message
     if int(bid.slot) != slot:
         return "wrong_slot", f"the block's bid is for slot {bid.slot}, not {slot}"

@@ -48,7 +48,11 @@ from validator.duties.metrics import (
     DutyKind,
     DutyResult,
 )
-from validator.signing.types import RefusalReason, SigningRefusedError
+from validator.duties.proposal_steps import (
+    randao_reveal_or_refusal,
+    sign_block_remembered,
+    slot_or_proposer_mismatch,
+)
 
 log = logging.getLogger("validator.proposer")
 
@@ -85,14 +89,9 @@ class BlockProposer:
     async def _propose(self, slot: int, duty: ProposerDuty) -> tuple[DutyResult, str]:
         ctx = self._ctx
         pubkey = duty.pubkey
-        refusal = await ctx.signer.precheck_block(pubkey, slot)
-        if refusal is not None:
-            return DutyResult.REFUSED, str(refusal)
-        epoch = ctx.chain.epoch_at_slot(slot)
-        try:
-            randao_reveal = await ctx.signer.sign_randao_reveal(pubkey, epoch)
-        except SigningRefusedError as error:
-            return DutyResult.REFUSED, f"randao reveal: {error.refusal}"
+        randao_reveal = await randao_reveal_or_refusal(ctx, slot, pubkey)
+        if isinstance(randao_reveal, str):
+            return DutyResult.REFUSED, randao_reveal
         try:
             answer = await ctx.client.produce_block(
                 slot,
@@ -114,20 +113,16 @@ class BlockProposer:
         except (SszInputError, UnsupportedForkError, ValueError) as error:
             refuse(KIND, "unreadable")
             return DutyResult.REFUSED, f"the produced block cannot be read: {error}"
-        mismatch = self._mismatch(produced, slot, duty)
+        mismatch = slot_or_proposer_mismatch(produced, slot, duty)
         if mismatch is not None:
             reason, detail = mismatch
             refuse(KIND, reason)
             return DutyResult.REFUSED, detail
         if produced.blinded:
             self._check_fee_recipient(produced, slot, pubkey)
-        try:
-            signed = await ctx.signer.sign_block(pubkey, produced)
-        except SigningRefusedError as error:
-            if error.refusal.reason is RefusalReason.SLASHABLE:
-                self._remember_signed(slot, pubkey)
-            return DutyResult.REFUSED, str(error.refusal)
-        self._remember_signed(slot, pubkey)
+        signed = await sign_block_remembered(ctx, slot, pubkey, produced, self._remember_signed)
+        if isinstance(signed, str):
+            return DutyResult.REFUSED, signed
         publication = await publish_in_time(
             ctx.clock,
             KIND,
@@ -161,16 +156,3 @@ class BlockProposer:
                 paid.hex(),
                 expected.hex(),
             )
-
-    @staticmethod
-    def _mismatch(produced: ProducedBlock, slot: int, duty: ProposerDuty) -> tuple[str, str] | None:
-        block_slot = int(produced.block.slot)
-        if block_slot != slot:
-            return "wrong_slot", f"asked for a block at slot {slot}, got one at slot {block_slot}"
-        proposer = int(produced.block.proposer_index)
-        if proposer != duty.validator_index:
-            return (
-                "wrong_proposer",
-                f"asked for validator {duty.validator_index}'s block, got proposer {proposer}'s",
-            )
-        return None
