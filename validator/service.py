@@ -83,7 +83,51 @@ log = logging.getLogger("validator.service")
 EXIT_DOPPELGANGER = 3
 
 
-class ValidatorService:
+class SigningProcess:
+    """What ``validator run`` and ``validator signer`` share: the start-up to signing
+    (with the record's lock held first and let go last), the parts it started, and the
+    exit status a doppelganger sets."""
+
+    def __init__(self, options: RunOptions) -> None:
+        self.options = options
+        self.store = ValidatorStore(options.validators_dir)
+        self.running: RunningParts | None = None
+        #: 0, or EXIT_DOPPELGANGER once a doppelganger stopped the run.
+        self.exit_status = 0
+
+    @property
+    def chain(self) -> ChainSpec | None:
+        return None if self.running is None else self.running.chain
+
+    @property
+    def keymanager_server(self) -> KeymanagerServer | None:
+        return None if self.running is None else self.running.keymanager_server
+
+    def _startup(
+        self,
+        parts: contextlib.AsyncExitStack,
+        stop: asyncio.Event,
+        status: LiveParts | None = None,
+    ) -> Startup:
+        # Entered first so that it unwinds last: every signature made is on
+        # record before the lock is let go, after the servers and the client.
+        record_lock = parts.enter_context(contextlib.ExitStack())
+        return Startup(
+            self.options,
+            self.store,
+            parts=parts,
+            record_lock=record_lock,
+            stop=stop,
+            on_doppelganger=lambda: self._found_doppelganger(stop),
+            status=status,
+        )
+
+    def _found_doppelganger(self, stop: asyncio.Event) -> None:
+        self.exit_status = EXIT_DOPPELGANGER
+        stop.set()
+
+
+class ValidatorService(SigningProcess):
     """One run of the validator client (``await run(stop)``).
 
     ``run`` owns every part it starts (one exit stack); ``running`` (the started parts)
@@ -92,12 +136,8 @@ class ValidatorService:
 
     def __init__(self, options: RunOptions) -> None:
         check_options(options)
-        self.options = options
-        self.store = ValidatorStore(options.validators_dir)
-        self.running: RunningParts | None = None
+        super().__init__(options)
         self.scheduler: DutyScheduler | None = None
-        #: 0, or EXIT_DOPPELGANGER once a doppelganger stopped the run.
-        self.exit_status = 0
         #: The builder registrations, when the builder flow is on for any key.
         self.registrations: BuilderRegistrations | None = None
         #: What the status page (``--status-page``) reads, filled in as the parts start.
@@ -106,16 +146,8 @@ class ValidatorService:
     # -- what a driver looks at ----------------------------------------------------------
 
     @property
-    def chain(self) -> ChainSpec | None:
-        return None if self.running is None else self.running.chain
-
-    @property
     def gate(self) -> KeyGate | None:
         return None if self.running is None else self.running.gate
-
-    @property
-    def keymanager_server(self) -> KeymanagerServer | None:
-        return None if self.running is None else self.running.keymanager_server
 
     @property
     def unregistered(self) -> list[bytes]:
@@ -141,18 +173,7 @@ class ValidatorService:
         check_can_start(self.options)
         proposer_config = read_proposer_config(self.options.proposer_config)  # step 0
         async with contextlib.AsyncExitStack() as parts:
-            # Entered first so that it unwinds last: every signature made is on
-            # record before the lock is let go, after the servers and the client.
-            record_lock = parts.enter_context(contextlib.ExitStack())
-            startup = Startup(
-                self.options,
-                self.store,
-                parts=parts,
-                record_lock=record_lock,
-                stop=stop,
-                on_doppelganger=lambda: self._found_doppelganger(stop),
-                status=self.status,
-            )
+            startup = self._startup(parts, stop, self.status)
             running = self.running = await startup.start_signing()  # steps 1 to 6
             if running is None:
                 return
@@ -168,10 +189,6 @@ class ValidatorService:
                 slot_count=slot_count,
                 on_slot=on_slot,
             )
-
-    def _found_doppelganger(self, stop: asyncio.Event) -> None:
-        self.exit_status = EXIT_DOPPELGANGER
-        stop.set()
 
     async def _perform_duties(
         self,

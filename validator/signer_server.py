@@ -42,15 +42,13 @@ from keymanager.api import TokenFileError, bound_port
 from keymanager.api.server_limits import LIMITS_KEY, ServerLimits, read_body, start_limited_site
 from keymanager.api.token import load_or_create_token, token_matches
 from keymanager.pubkeys import parse_pubkey
-from keymanager.store import ValidatorStore
 from validator.consensus import signing_roots
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec, UnsupportedForkError
 from validator.consensus.ssz import gloas
 from validator.consensus.ssz.codec import from_ssz, to_ssz
 from validator.consensus.ssz.gloas import BUILDER_INDEX_SELF_BUILD
-from validator.keymanager_server import KeymanagerServer
-from validator.service import EXIT_DOPPELGANGER, check_can_start
+from validator.service import SigningProcess, check_can_start
 from validator.signing.guards import wall_clock_epoch
 from validator.signing.signer import Signer
 from validator.signing.types import (
@@ -70,7 +68,7 @@ from validator.signing.web3signer import (
     SignType,
     parse_signing_request,
 )
-from validator.startup import RunningParts, RunOptions, Startup, StartupError, check_options
+from validator.startup import RunningParts, RunOptions, StartupError, check_options
 
 log = logging.getLogger("validator.signer_server")
 
@@ -488,7 +486,7 @@ class SignerOptions:
     middlewares: Sequence[Any] = ()
 
 
-class SignerService:
+class SignerService(SigningProcess):
     """One run of ``validator signer``: ``validator run``'s start-up (steps 1 to 6 of
     ``validator.service``, as ``validator.startup.Startup.start_signing``), the signer
     API, the Keymanager API, then serving until a stop."""
@@ -499,25 +497,13 @@ class SignerService:
         if (signer_options.tls_cert is None) != (signer_options.tls_key is None):
             raise StartupError("give --tls-cert and --tls-key together")
         # The signer serves its keystores; it is nobody's client of another signer.
-        self.options = replace(options, remote_signer_urls=(), use_remote_keys=False)
+        super().__init__(replace(options, remote_signer_urls=(), use_remote_keys=False))
         self.signer_options = signer_options
-        self.store = ValidatorStore(options.validators_dir)
-        self.running: RunningParts | None = None
         self.port: int | None = None
-        #: 0, or EXIT_DOPPELGANGER once a doppelganger stopped the run.
-        self.exit_status = 0
-
-    @property
-    def chain(self) -> ChainSpec | None:
-        return None if self.running is None else self.running.chain
 
     @property
     def signer(self) -> Signer | None:
         return None if self.running is None else self.running.signer
-
-    @property
-    def keymanager_server(self) -> KeymanagerServer | None:
-        return None if self.running is None else self.running.keymanager_server
 
     def _token(self) -> str | None:
         options = self.signer_options
@@ -542,16 +528,7 @@ class SignerService:
             ssl_context = tls_context(served.tls_cert, served.tls_key)
         token = self._token()
         async with contextlib.AsyncExitStack() as parts:
-            # First in, last out: the record's lock outlives every server.
-            record_lock = parts.enter_context(contextlib.ExitStack())
-            startup = Startup(
-                self.options,
-                self.store,
-                parts=parts,
-                record_lock=record_lock,
-                stop=stop,
-                on_doppelganger=lambda: self._found_doppelganger(stop),
-            )
+            startup = self._startup(parts, stop)
             running = self.running = await startup.start_signing()
             if running is None:
                 return
@@ -559,10 +536,6 @@ class SignerService:
             await startup.start_keymanager(running)
             await stop.wait()
             log.info("stopping: the signer API closes")
-
-    def _found_doppelganger(self, stop: asyncio.Event) -> None:
-        self.exit_status = EXIT_DOPPELGANGER
-        stop.set()
 
     async def _serve_signer_api(
         self,
