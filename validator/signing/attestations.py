@@ -10,18 +10,18 @@ AttestationData, so each distinct one is judged and its signing root computed on
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from remerkleable.core import View
 
-from slashing_protection import SlashingProtectionError, SlashingProtectionRecord
+from slashing_protection import SlashingProtectionError
 from slashing_protection.blocking import run_to_completion
 from validator.consensus.signing_roots import attestation_signing_root
-from validator.consensus.spec import ChainSpec, UnsupportedForkError
+from validator.consensus.spec import UnsupportedForkError
 from validator.metrics import ATTESTATION_BATCH_SECONDS
 from validator.signing.guards import check_attestation_epochs
-from validator.signing.held_signing import HeldKeySigning
+from validator.signing.recorded_path import RecordedSigningPath
 from validator.signing.refusals import (
     record_unavailable,
     refused_by_record,
@@ -58,23 +58,8 @@ class _Candidate:
     judged: _JudgedData
 
 
-class AttestationSigning:
+class AttestationSigning(RecordedSigningPath):
     """The attestation path of the signer (``Signer.sign_attestations``)."""
-
-    def __init__(
-        self,
-        chain: ChainSpec,
-        record: SlashingProtectionRecord,
-        signing: HeldKeySigning,
-        *,
-        far_future_margin_epochs: int,
-        clock: Callable[[], float],
-    ) -> None:
-        self._chain = chain
-        self._record = record
-        self._signing = signing
-        self._margin = far_future_margin_epochs
-        self._clock = clock
 
     async def sign(self, requests: Sequence[AttestationRequest]) -> list[SigningResult]:
         kind = SigningKind.ATTESTATION

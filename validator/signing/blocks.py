@@ -10,20 +10,19 @@ checked again under the key lock and signs. A refusal at any step signs nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from remerkleable.core import View
 
-from slashing_protection import SlashingProtectionError, SlashingProtectionRecord
+from slashing_protection import SlashingProtectionError
 from slashing_protection.blocking import run_to_completion
 from validator.consensus.forks import ForkName
 from validator.consensus.signing_roots import block_signing_root
-from validator.consensus.spec import ChainSpec, UnsupportedForkError
+from validator.consensus.spec import UnsupportedForkError
 from validator.consensus.ssz.blocks import block_header
 from validator.metrics import BLOCK_SIGNING_SECONDS
 from validator.signing.guards import check_block_slot
-from validator.signing.held_signing import HeldKeySigning
 from validator.signing.keys import KeyHold
+from validator.signing.recorded_path import RecordedSigningPath
 from validator.signing.refusals import (
     record_unavailable,
     refused_by_record,
@@ -34,23 +33,8 @@ from validator.signing.types import Refusal, RefusalReason, SigningKind, Signing
 from validator.signing.web3signer import SignType, request_for
 
 
-class BlockSigning:
+class BlockSigning(RecordedSigningPath):
     """The block path of the signer (``Signer.precheck_block``, ``sign_block``...)."""
-
-    def __init__(
-        self,
-        chain: ChainSpec,
-        record: SlashingProtectionRecord,
-        signing: HeldKeySigning,
-        *,
-        far_future_margin_epochs: int,
-        clock: Callable[[], float],
-    ) -> None:
-        self._chain = chain
-        self._record = record
-        self._signing = signing
-        self._margin = far_future_margin_epochs
-        self._clock = clock
 
     async def check(self, pubkey: bytes, slot: int) -> Refusal | None:
         """Would a block at ``slot`` be refused? Records nothing; a refusal is reported
