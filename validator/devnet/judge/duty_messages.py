@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from remerkleable.core import View
 
@@ -37,8 +37,7 @@ from validator.devnet.judge.signatures import SignatureCheck, failed_checks_asyn
 log = logging.getLogger("validator.devnet")
 
 Failures = list[tuple[int, str]]
-
-
+Message = TypeVar("Message")
 
 
 def record_invalid(chain: DevnetChain, failures: Failures, item: int, what: str) -> None:
@@ -50,6 +49,36 @@ def record_invalid(chain: DevnetChain, failures: Failures, item: int, what: str)
 def record_refusal(chain: DevnetChain, failures: Failures, item: int, message: str) -> None:
     chain.ledger.count("rejected_messages")
     failures.append((item, message))
+
+
+def _from_known_validators(
+    chain: DevnetChain,
+    failures: Failures,
+    body: Sequence[Any],
+    parse: Callable[[Any], Message],
+    sender: Callable[[Message], int],
+) -> Iterator[tuple[int, Message]]:
+    """The items that read and name a validator of the registry, with their positions;
+    every other item is refused here, before any signature work."""
+    for item, raw in enumerate(body):
+        try:
+            message = parse(raw)
+        except WireError as failure:
+            record_refusal(chain, failures, item, f"malformed: {failure}")
+            continue
+        validator = sender(message)
+        if validator >= len(chain.registry):
+            record_refusal(chain, failures, item, f"unknown validator {validator}")
+            continue
+        yield item, message
+
+
+async def _failures_by_item(checks: Sequence[SignatureCheck]) -> dict[int, list[str]]:
+    """What failed of each item's signatures (items with none failed are absent)."""
+    bad: dict[int, list[str]] = {}
+    for check in await failed_checks_async(checks):
+        bad.setdefault(check.item, []).append(check.what)
+    return bad
 
 
 async def decode_all(ssz_type: Any, items: Sequence[Any]) -> list[View | str]:
@@ -144,15 +173,9 @@ async def submit_attestations(chain: DevnetChain, body: Sequence[Any], now: floa
     failures: Failures = []
     candidates: list[tuple[int, SingleAttestationFields]] = []
     checks: list[SignatureCheck] = []
-    for item, raw in enumerate(body):
-        try:
-            attestation = parse_single_attestation(raw)
-        except WireError as failure:
-            record_refusal(chain, failures, item, f"malformed: {failure}")
-            continue
-        if attestation.attester_index >= len(chain.registry):
-            record_refusal(chain, failures, item, f"unknown validator {attestation.attester_index}")
-            continue
+    for item, attestation in _from_known_validators(
+        chain, failures, body, parse_single_attestation, lambda parsed: parsed.attester_index
+    ):
         checks.append(
             SignatureCheck(
                 item,
@@ -163,7 +186,7 @@ async def submit_attestations(chain: DevnetChain, body: Sequence[Any], now: floa
             )
         )
         candidates.append((item, attestation))
-    bad = {check.item for check in await failed_checks_async(checks)}
+    bad = await _failures_by_item(checks)
     for item, attestation in candidates:
         if item in bad:
             record_invalid(chain, failures, item, "attestation")
@@ -247,10 +270,7 @@ async def submit_aggregates(
             ),
         ]
         candidates.append((item, message, data, attesters, committee_length))
-    failed = await failed_checks_async(checks)
-    bad: dict[int, list[str]] = {}
-    for check in failed:
-        bad.setdefault(check.item, []).append(check.what)
+    bad = await _failures_by_item(checks)
     for item, message, data, attesters, committee_length in candidates:
         if item in bad:
             record_invalid(chain, failures, item, ", ".join(bad[item]))
@@ -335,15 +355,9 @@ async def submit_sync_messages(chain: DevnetChain, body: Sequence[Any], now: flo
     failures: Failures = []
     candidates = []
     checks: list[SignatureCheck] = []
-    for item, raw in enumerate(body):
-        try:
-            message = parse_sync_committee_message(raw)
-        except WireError as failure:
-            record_refusal(chain, failures, item, f"malformed: {failure}")
-            continue
-        if message.validator_index >= len(chain.registry):
-            record_refusal(chain, failures, item, f"unknown validator {message.validator_index}")
-            continue
+    for item, message in _from_known_validators(
+        chain, failures, body, parse_sync_committee_message, lambda parsed: parsed.validator_index
+    ):
         problem = slot_window_problem(chain, message.slot, now, chain.current_slot(now) - 1)
         if problem is None and message.validator_index not in set(
             chain.duties.sync_committee_for_message_slot(message.slot)
@@ -367,7 +381,7 @@ async def submit_sync_messages(chain: DevnetChain, body: Sequence[Any], now: flo
             )
         )
         candidates.append((item, message))
-    bad = {check.item for check in await failed_checks_async(checks)}
+    bad = await _failures_by_item(checks)
     for item, message in candidates:
         if item in bad:
             record_invalid(chain, failures, item, "sync committee message")
@@ -447,10 +461,7 @@ async def submit_contributions(chain: DevnetChain, body: Sequence[Any], now: flo
             ),
         ]
         candidates.append((item, message))
-    failed = await failed_checks_async(checks)
-    bad: dict[int, list[str]] = {}
-    for check in failed:
-        bad.setdefault(check.item, []).append(check.what)
+    bad = await _failures_by_item(checks)
     for item, message in candidates:
         if item in bad:
             record_invalid(chain, failures, item, ", ".join(bad[item]))

@@ -125,6 +125,44 @@ async def test_queries_identifiers_and_errors(tmp_path: Path) -> None:
             assert answer.status == 415
         async with session.post(f"{base}/eth/v2/beacon/pool/attestations", json=[]) as answer:
             assert answer.status == 400  # no Eth-Consensus-Version
+        zero = hex0x(bytes(32))
+        checkpoint = {"epoch": "0", "root": zero}
+        from_validator_99 = {
+            "committee_index": "0",
+            "attester_index": "99",
+            "data": {
+                "slot": "0",
+                "index": "0",
+                "beacon_block_root": zero,
+                "source": checkpoint,
+                "target": checkpoint,
+            },
+            "signature": hex0x(bytes(96)),
+        }
+        async with session.post(
+            f"{base}/eth/v2/beacon/pool/attestations",
+            json=[{"attester_index": "x"}, from_validator_99],
+            headers={"Eth-Consensus-Version": FORK},
+        ) as answer:
+            body = await answer.json()
+        # Refused before any signature work: one failure per item, each with its position.
+        assert answer.status == 400
+        assert [failure["index"] for failure in body["failures"]] == [0, 1]
+        assert body["failures"][0]["message"].startswith("malformed")
+        assert body["failures"][1]["message"] == "unknown validator 99"
+        sync_message = {
+            "slot": "0",
+            "beacon_block_root": zero,
+            "validator_index": "99",
+            "signature": hex0x(bytes(96)),
+        }
+        status, body = await post(
+            session, f"{base}/eth/v1/beacon/pool/sync_committees", [sync_message, {}]
+        )
+        assert status == 400
+        assert [failure["index"] for failure in body["failures"]] == [0, 1]
+        assert body["failures"][0]["message"] == "unknown validator 99"
+        assert body["failures"][1]["message"].startswith("malformed")
 
 
 async def test_preparations_exits_ssz_and_blinded_blocks(tmp_path: Path) -> None:
