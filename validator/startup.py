@@ -58,8 +58,24 @@ class StartupError(Exception):
     """The validator cannot start; the message is one line an operator can act on."""
 
 
+@dataclass(kw_only=True)
+class ServedApiOptions:
+    """The Keymanager API, metrics and status page a run serves: ``validator run``'s and
+    ``validator devnet run``'s flags of the same names (keyword-only in both)."""
+
+    keymanager: bool = False
+    keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
+    keymanager_port: int = DEFAULT_KEYMANAGER_PORT
+    keymanager_token_file: Path | None = None
+    metrics: bool = False
+    metrics_address: str = DEFAULT_METRICS_ADDRESS
+    metrics_port: int = DEFAULT_METRICS_PORT
+    #: The status page at / of the metrics server (which it starts even without ``metrics``).
+    status_page: bool = False
+
+
 @dataclass
-class RunOptions:
+class RunOptions(ServedApiOptions):
     """Everything ``validator run`` takes (flags in docs/cli.md)."""
 
     beacon_node_urls: Sequence[str]
@@ -72,15 +88,6 @@ class RunOptions:
     doppelganger_protection: bool = False
     #: A postgresql:// URL: the shared record instead of the directory's file record.
     slashing_protection_db: str | None = None
-    keymanager: bool = False
-    keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
-    keymanager_port: int = DEFAULT_KEYMANAGER_PORT
-    keymanager_token_file: Path | None = None
-    metrics: bool = False
-    metrics_address: str = DEFAULT_METRICS_ADDRESS
-    metrics_port: int = DEFAULT_METRICS_PORT
-    #: The status page at / of the metrics server (which it starts even without ``metrics``).
-    status_page: bool = False
     suggested_fee_recipient: bytes | None = None
     graffiti: str | None = None
     #: Register every key with external builders and take their blocks (``--builder``).

@@ -38,14 +38,12 @@ from validator.devnet.command.interop_keystores import write_interop_keystores
 from validator.duties.metrics import DutyKind, DutyResult
 from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR
 from validator.logs import LogFormat, TextFormatter, configure_logging, install_handler
-from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
 from validator.service import (
-    DEFAULT_KEYMANAGER_ADDRESS,
-    DEFAULT_KEYMANAGER_PORT,
     RunOptions,
     StartupError,
     ValidatorService,
 )
+from validator.startup import ServedApiOptions
 
 log = logging.getLogger("validator.devnet_command")
 
@@ -81,7 +79,7 @@ SUMMARY_KEYS = (
 
 
 @dataclass
-class DevnetOptions:
+class DevnetOptions(ServedApiOptions):
     validators: int = 64
     slots: int = 32
     seconds_per_slot: float = 2.0
@@ -107,14 +105,6 @@ class DevnetOptions:
     #: Remote signers whose listed keys sign remotely (``--remote-signer-url``).
     remote_signer_urls: Sequence[str] = ()
     remote_signer_token_file: Path | None = None
-    keymanager: bool = False
-    keymanager_address: str = DEFAULT_KEYMANAGER_ADDRESS
-    keymanager_port: int = DEFAULT_KEYMANAGER_PORT
-    keymanager_token_file: Path | None = None
-    metrics: bool = False
-    metrics_address: str = DEFAULT_METRICS_ADDRESS
-    metrics_port: int = DEFAULT_METRICS_PORT
-    status_page: bool = False
     log_format: LogFormat = LogFormat.TEXT
     log_level: int = logging.WARNING
     #: Hold both sides to the Beacon API spec (tests; slow).
@@ -132,6 +122,7 @@ GLOAS_DUTY_KINDS = frozenset(
         DutyKind.PROPOSER_PREFERENCES.value,
     }
 )
+
 
 def _fee_recipient(options: DevnetOptions) -> bytes | None:
     """The given fee recipient; DEVNET_FEE_RECIPIENT for a builder or Gloas devnet without one."""
