@@ -59,6 +59,25 @@ class EpbsApi(ChainQueries):
             web.post("/eth/v1/validator/proposer_preferences", self.proposer_preferences),
         ]
 
+    @staticmethod
+    def _production_request(request: web.Request) -> tuple[int, bytes, bytes]:
+        """(slot, randao reveal, graffiti) of a block production request, of either version."""
+        slot = uint_param(request.match_info["slot"], "slot")
+        query = request.query
+        randao_reveal = hex_param(query.get("randao_reveal"), "randao_reveal", 96)
+        graffiti = (
+            hex_param(query["graffiti"], "graffiti", 32)
+            if "graffiti" in query
+            else DEFAULT_GRAFFITI
+        )
+        return slot, randao_reveal, graffiti
+
+    @staticmethod
+    def _pool_reply(failures: list[tuple[int, str]], what: str) -> web.Response:
+        if failures:
+            return json_response(indexed_error_body(failures, what), status=400)
+        return web.Response(status=200)
+
     def _require_gloas_epoch(self, epoch: int) -> None:
         if not self.chain.spec.is_gloas_epoch(epoch):
             raise ApiError(400, f"epoch {epoch} is before the Gloas fork")
@@ -116,14 +135,8 @@ class EpbsApi(ChainQueries):
 
     async def produce_block_v4(self, request: web.Request) -> web.Response:
         chain = self.chain
-        slot = uint_param(request.match_info["slot"], "slot")
+        slot, randao_reveal, graffiti = self._production_request(request)
         query = request.query
-        randao_reveal = hex_param(query.get("randao_reveal"), "randao_reveal", 96)
-        graffiti = (
-            hex_param(query["graffiti"], "graffiti", 32)
-            if "graffiti" in query
-            else DEFAULT_GRAFFITI
-        )
         include = query.get("include_payload")
         if include not in ("true", "false"):
             raise ApiError(400, "include_payload is required: true or false")
@@ -197,9 +210,3 @@ class EpbsApi(ChainQueries):
         body = await read_json_array(request, "SignedProposerPreferences objects")
         failures = await submit_preferences(self.chain, body, time.time())
         return self._pool_reply(failures, "proposer preferences")
-
-    @staticmethod
-    def _pool_reply(failures: list[tuple[int, str]], what: str) -> web.Response:
-        if failures:
-            return json_response(indexed_error_body(failures, what), status=400)
-        return web.Response(status=200)

@@ -22,7 +22,7 @@ from validator.consensus.forks import ForkName
 from validator.consensus.ssz.blocks import blinded_block
 from validator.consensus.ssz.codec import SszInputError, from_json, from_ssz, to_json, to_ssz
 from validator.devnet.beacon_api.epbs_routes import EpbsApi
-from validator.devnet.beacon_api.errors import ApiError, indexed_error_body
+from validator.devnet.beacon_api.errors import ApiError
 from validator.devnet.beacon_api.plumbing import (
     CHAIN_KEY,
     SSZ,
@@ -58,8 +58,6 @@ from validator.devnet.judge.operations import (
     submit_registrations,
     submit_voluntary_exit,
 )
-
-DEFAULT_GRAFFITI = b"unslashable devnet".ljust(32, b"\x00")
 
 
 class BeaconApi(EpbsApi):
@@ -117,14 +115,8 @@ class BeaconApi(EpbsApi):
 
     async def produce_block(self, request: web.Request) -> web.Response:
         chain = self.chain
-        slot = uint_param(request.match_info["slot"], "slot")
+        slot, randao_reveal, graffiti = self._production_request(request)
         query = request.query
-        randao_reveal = hex_param(query.get("randao_reveal"), "randao_reveal", 96)
-        graffiti = (
-            hex_param(query["graffiti"], "graffiti", 32)
-            if "graffiti" in query
-            else DEFAULT_GRAFFITI
-        )
         boost_factor = None
         if "builder_boost_factor" in query:
             boost_factor = uint_param(query["builder_boost_factor"], "builder_boost_factor")
@@ -220,9 +212,7 @@ class BeaconApi(EpbsApi):
                 request, self.chain.gloas_blocks.SignedBeaconBlock
             )
         else:
-            contents = await self._read_signed_block(
-                request, self.chain.blocks.SignedBlockContents
-            )
+            contents = await self._read_signed_block(request, self.chain.blocks.SignedBlockContents)
             signed = contents.signed_block
         status = await publish_block(
             self.chain, signed.message, bytes(signed.signature), False, time.time()
@@ -284,12 +274,6 @@ class BeaconApi(EpbsApi):
         containers = self.chain.gloas_blocks if gloas else self.chain.blocks
         failures = await submit_aggregates(self.chain, body, time.time(), containers)
         return self._pool_reply(failures, "aggregates")
-
-    @staticmethod
-    def _pool_reply(failures: list[tuple[int, str]], what: str) -> web.Response:
-        if failures:
-            return json_response(indexed_error_body(failures, what), status=400)
-        return web.Response(status=200)
 
     # --- subscriptions and preparations ---------------------------------------------------
 
