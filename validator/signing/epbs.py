@@ -12,7 +12,7 @@ domain does not exist. Domains and roots come from ``validator.consensus.signing
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from remerkleable.core import View
@@ -93,42 +93,52 @@ class EpbsSigning:
                 f"expected the {self.chain.preset.name} preset's ExecutionPayloadEnvelope, "
                 f"got {type(envelope).__module__}.{type(envelope).__qualname__}"
             )
-        self._refuse_before_gloas(kind, pubkey, slot)
-        result = await self._signing.sign_one(
+        signature = await self._sign_one(
             kind,
+            SignType.EXECUTION_PAYLOAD_ENVELOPE,
             pubkey,
+            slot,
+            envelope,
             lambda: execution_payload_envelope_signing_root(self.chain, envelope, slot),
-            lambda root: request_for(
-                SignType.EXECUTION_PAYLOAD_ENVELOPE,
-                self.chain,
-                envelope,
-                root,
-                version=self._fork_of_slot(slot),
-            ),
         )
-        signature = result.signature_or_raise(kind)
         signed = containers.SignedExecutionPayloadEnvelope(message=envelope, signature=signature)
         return SignedMessage(signature, signed)
 
     async def sign_proposer_preferences(self, pubkey: bytes, preferences: View) -> SignedMessage:
         kind = SigningKind.PROPOSER_PREFERENCES
         proposal_slot = int(preferences.proposal_slot)
-        self._refuse_before_gloas(kind, pubkey, proposal_slot)
+        signature = await self._sign_one(
+            kind,
+            SignType.PROPOSER_PREFERENCES,
+            pubkey,
+            proposal_slot,
+            preferences,
+            lambda: proposer_preferences_signing_root(self.chain, preferences),
+        )
+        signed = gloas.SignedProposerPreferences(message=preferences, signature=signature)
+        return SignedMessage(signature, signed)
+
+    async def _sign_one(
+        self,
+        kind: SigningKind,
+        sign_type: SignType,
+        pubkey: bytes,
+        slot: int,
+        message: View,
+        signing_root: Callable[[], bytes],
+    ) -> bytes:
+        """One message of ``slot``: refused before Gloas, else signed (a remote signer is
+        sent the fork of ``slot``); the signature, or SigningRefusedError."""
+        self._refuse_before_gloas(kind, pubkey, slot)
         result = await self._signing.sign_one(
             kind,
             pubkey,
-            lambda: proposer_preferences_signing_root(self.chain, preferences),
+            signing_root,
             lambda root: request_for(
-                SignType.PROPOSER_PREFERENCES,
-                self.chain,
-                preferences,
-                root,
-                version=self._fork_of_slot(proposal_slot),
+                sign_type, self.chain, message, root, version=self._fork_of_slot(slot)
             ),
         )
-        signature = result.signature_or_raise(kind)
-        signed = gloas.SignedProposerPreferences(message=preferences, signature=signature)
-        return SignedMessage(signature, signed)
+        return result.signature_or_raise(kind)
 
     def _fork_of_slot(self, slot: int) -> ForkName:
         return self.chain.fork_name_at(self.chain.epoch_at_slot(slot))
