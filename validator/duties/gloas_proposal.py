@@ -20,7 +20,6 @@ from collections.abc import Callable
 from validator.beacon import BeaconNodeError, MalformedResponseError, ProposerDuty
 from validator.consensus.forks import ForkName
 from validator.consensus.ssz import to_json
-from validator.consensus.ssz.blocks import SszInputError, UnsupportedForkError
 from validator.consensus.ssz.gloas import BUILDER_INDEX_SELF_BUILD
 from validator.consensus.ssz.gloas_blocks import (
     ProducedGloasBlock,
@@ -36,6 +35,7 @@ from validator.duties.context import (
 )
 from validator.duties.metrics import BLOCKS_PROPOSED, DutyKind, DutyResult
 from validator.duties.proposal_steps import (
+    produced_or_refusal,
     randao_reveal_or_refusal,
     sign_block_remembered,
     slot_or_proposer_mismatch,
@@ -75,18 +75,19 @@ class GloasProposer:
         if answer.version != ForkName.GLOAS.value:
             refuse(BLOCK, "wrong_version")
             return DutyResult.REFUSED, f"produceBlockV4 answered a {answer.version!r} block"
-        try:
-            if answer.ssz is not None:
-                produced = parse_produced_block_v4_ssz(
+        produced = produced_or_refusal(
+            lambda: (
+                parse_produced_block_v4_ssz(
                     answer.version, answer.payload_included, answer.ssz, ctx.chain.preset
                 )
-            else:
-                produced = parse_produced_block_v4(
+                if answer.ssz is not None
+                else parse_produced_block_v4(
                     answer.version, answer.payload_included, answer.data, ctx.chain.preset
                 )
-        except (SszInputError, UnsupportedForkError, ValueError) as error:
-            refuse(BLOCK, "unreadable")
-            return DutyResult.REFUSED, f"the produced block cannot be read: {error}"
+            )
+        )
+        if isinstance(produced, str):
+            return DutyResult.REFUSED, produced
         mismatch = _mismatch(produced, slot, duty)
         if mismatch is not None:
             refuse(BLOCK, mismatch[0])

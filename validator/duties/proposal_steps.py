@@ -1,15 +1,18 @@
 """The proposal steps every fork takes alike: the signer's cheap pre-check and the RANDAO
-reveal before any block is asked for, the produced block's slot and proposer checked
-against the duty, and the block signed with its slot remembered (also when the record
-refuses it as slashable: the key already signed there)."""
+reveal before any block is asked for, the produced block read (refused when it does not
+read) and its slot and proposer checked against the duty, and the block signed with its
+slot remembered (also when the record refuses it as slashable: the key already signed
+there)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from validator.beacon import ProposerDuty
-from validator.consensus.ssz.blocks import ProducedBlock
-from validator.duties.context import DutyContext
+from validator.consensus.ssz.blocks import ProducedBlock, SszInputError, UnsupportedForkError
+from validator.duties.context import DutyContext, refuse
+from validator.duties.metrics import DutyKind
 from validator.signing.types import RefusalReason, SignedBlock, SigningRefusedError
 
 
@@ -22,6 +25,19 @@ async def randao_reveal_or_refusal(ctx: DutyContext, slot: int, pubkey: bytes) -
         return await ctx.signer.sign_randao_reveal(pubkey, ctx.chain.epoch_at_slot(slot))
     except SigningRefusedError as error:
         return f"randao reveal: {error.refusal}"
+
+
+Produced = TypeVar("Produced", bound=ProducedBlock)
+
+
+def produced_or_refusal(read: Callable[[], Produced]) -> Produced | str:
+    """The block ``read`` makes of the node's answer, or (counted as an ``unreadable``
+    refusal) why it cannot be read."""
+    try:
+        return read()
+    except (SszInputError, UnsupportedForkError, ValueError) as error:
+        refuse(DutyKind.BLOCK, "unreadable")
+        return f"the produced block cannot be read: {error}"
 
 
 def slot_or_proposer_mismatch(

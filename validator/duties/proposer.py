@@ -29,8 +29,6 @@ from validator.beacon import BeaconNodeError, ProposerDuty
 from validator.consensus.ssz import to_json
 from validator.consensus.ssz.blocks import (
     ProducedBlock,
-    SszInputError,
-    UnsupportedForkError,
     parse_produced_block,
     parse_produced_block_ssz,
 )
@@ -49,6 +47,7 @@ from validator.duties.metrics import (
     DutyResult,
 )
 from validator.duties.proposal_steps import (
+    produced_or_refusal,
     randao_reveal_or_refusal,
     sign_block_remembered,
     slot_or_proposer_mismatch,
@@ -101,18 +100,19 @@ class BlockProposer:
             )
         except BeaconNodeError as error:
             return DutyResult.FAILED, f"no block produced: {error}"
-        try:
-            if answer.ssz is not None:
-                produced = parse_produced_block_ssz(
+        produced = produced_or_refusal(
+            lambda: (
+                parse_produced_block_ssz(
                     answer.version, answer.blinded, answer.ssz, ctx.chain.preset
                 )
-            else:
-                produced = parse_produced_block(
+                if answer.ssz is not None
+                else parse_produced_block(
                     answer.version, answer.blinded, answer.data, ctx.chain.preset
                 )
-        except (SszInputError, UnsupportedForkError, ValueError) as error:
-            refuse(KIND, "unreadable")
-            return DutyResult.REFUSED, f"the produced block cannot be read: {error}"
+            )
+        )
+        if isinstance(produced, str):
+            return DutyResult.REFUSED, produced
         mismatch = slot_or_proposer_mismatch(produced, slot, duty)
         if mismatch is not None:
             reason, detail = mismatch
