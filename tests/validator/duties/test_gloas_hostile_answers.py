@@ -2,7 +2,8 @@
 
 A loopback HTTP server plays the node (real aiohttp, real client, real signer and record):
 payload attestation data of another fork or slot, a PTC seat for another validator, a
-produceBlockV4 answer of another fork, slot or proposer, an SSZ block without its headers.
+produceBlockV4 answer of another fork, slot or proposer, an SSZ block without its headers,
+and a block that does not read (on produceBlockV4 and, before Gloas, produceBlockV3).
 Each one is counted in ``validator_duty_refusals_total{kind,reason}``, and nothing
 reaches the publish routes.
 """
@@ -30,6 +31,7 @@ from validator.consensus.ssz import gloas, to_json, to_ssz
 from validator.duties.context import DutyContext
 from validator.duties.gloas_proposal import GloasProposer
 from validator.duties.metrics import DutyResult
+from validator.duties.proposer import BlockProposer
 from validator.duties.ptc import PayloadTimelinessDuties
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
@@ -69,6 +71,7 @@ class HostileNode:
         for path in (
             "/eth/v1/validator/payload_attestation_data",
             "/eth/v4/validator/blocks/{slot}",
+            "/eth/v3/validator/blocks/{slot}",
         ):
             app.router.add_get(path, answer)
         for path in (
@@ -192,6 +195,7 @@ async def test_hostile_v4_blocks_are_refused_and_never_signed(
         ("wrong_version", _json_answer(_v4(_block(SLOT, 1), "fulu"))),
         ("wrong_slot", _json_answer(_v4(_block(SLOT + 1, 1)))),
         ("wrong_proposer", _json_answer(_v4(_block(SLOT, 2)))),
+        ("unreadable", _json_answer({**_v4(_block(SLOT, 1)), "data": {"slot": str(SLOT)}})),
         (
             "missing_header",
             lambda request: web.Response(
@@ -214,3 +218,26 @@ async def test_hostile_v4_blocks_are_refused_and_never_signed(
     assert result is DutyResult.PUBLISHED, detail
     assert node.published == ["/eth/v2/beacon/blocks"]
     assert signed == [(SLOT, KEYS[1][1])]  # the slot is remembered as signed, once
+
+
+async def test_a_pre_gloas_block_that_does_not_read_is_refused_and_never_signed(
+    context: tuple[DutyContext, HostileNode],
+) -> None:
+    ctx, node = context
+    fulu_slot = 39  # epoch 4: Fulu on the test chain
+    proposer = BlockProposer(ctx)
+    node.answers["/eth/v3/validator/blocks/{slot}"] = _json_answer(
+        {
+            "version": "fulu",
+            "execution_payload_blinded": False,
+            "execution_payload_value": "0",
+            "consensus_block_value": "0",
+            "data": {"block": {"slot": str(fulu_slot)}},
+        }
+    )
+    before = refusals("block", "unreadable")
+    result = await proposer.propose(fulu_slot, ProposerDuty(KEYS[1][1], 1, fulu_slot))
+    assert result is DutyResult.REFUSED
+    assert refusals("block", "unreadable") == before + 1
+    assert not proposer.signed_for(fulu_slot, KEYS[1][1])
+    assert node.published == []
