@@ -8,8 +8,8 @@ the features (``bls_lanes::lane::Ifma::run::with_features::<K>``). This builds t
 kernels crate as the extension's release profile does, with symbols that name the
 kernel type K (``-C symbol-mangling-version=v0``, into ``target/lane_code``; about a
 minute; machine code in the library, so thin LTO off for it), reads each entry from
-``objdump -d`` (any x86 host: nothing runs) and prints per kernel: instructions, 52-bit multiply-adds (``vpmadd52luq``/``vpmadd52huq``),
-512-bit loads and stores, how many of those touch the stack (spills and reloads:
+``objdump -d`` (any x86 host: nothing runs) and prints per kernel: instructions,
+52-bit multiply-adds (``vpmadd52luq``/``vpmadd52huq``), 512-bit loads and stores, how many of those touch the stack (spills and reloads:
 ``rsp``/``rbp``-relative), branches, and loads plus stores per multiply-add. Then it
 feeds each function's instructions (branches dropped: the kernels are straight-line
 code but for their loops over public bits, so a loop body counts once) to
