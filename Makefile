@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install devnet test test-native lint bench clean
+.PHONY: install devnet test test-native lint bench clean gloas-oracle
 
 # The native core (Rust, the workspace of crypto_backend/native) is built by pip
 # through maturin; a change to any of its crates rebuilds.
@@ -19,6 +19,20 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(NATIVE_SOURCES)
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The pinned Gloas pyspec, the oracle of tests/validator/consensus/test_gloas_pyspec.py and
+# of the simulated chain's Gloas tests. It needs Python >= 3.12 and the project runs on
+# 3.11, so it gets an environment of its own (tests/support/gloas_oracle.py).
+ORACLE_PYTHON ?= python3.12
+ORACLE_VENV := .venv-gloas-oracle
+ORACLE_STAMP := $(ORACLE_VENV)/.installed
+
+$(ORACLE_STAMP):
+	$(ORACLE_PYTHON) -m venv $(ORACLE_VENV)
+	$(ORACLE_VENV)/bin/pip install --quiet eth-consensus-specs==1.7.0b4 ckzg==2.1.8
+	touch $(ORACLE_STAMP)
+
+gloas-oracle: $(ORACLE_STAMP)
 
 devnet: $(STAMP)
 	$(BIN)/validator devnet $(ARGS)
@@ -48,4 +62,4 @@ bench: $(STAMP)
 	for script in bench/*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info target crypto_backend/_native*.so
+	rm -rf $(VENV) $(ORACLE_VENV) build *.egg-info target crypto_backend/_native*.so

@@ -16,7 +16,10 @@ Prints, in one run:
    says part 4 was not run. The recorded figures used a local server with its default
    durability (fsync and synchronous_commit on) on a Unix socket.
 
-`--batch-only` prints 1, 2 and 4's batch lines alone (seconds instead of minutes).
+`--batch-only` prints 1, 2 and 4's batch lines alone (seconds instead of minutes);
+`--import-only` prints part 3 alone (four rounds, without the exact parser's line); part
+3 also times the import with the command's terminal progress bar drawing (into a
+buffer), beside the import without it in every round (the order flipped each round).
 """
 
 from __future__ import annotations
@@ -105,21 +108,31 @@ print(elapsed, peak_kib())
 """
 
 _IMPORT = _PEAK + """
-import sys, time
+import io, os, sys, time
 from pathlib import Path
+from rich.console import Console
 from slashing_protection import SlashingProtection
 from slashing_protection.interchange.exact import parse_exact
+from slashing_protection.progress import terminal_progress
 started = time.perf_counter()
+cpu_started = time.process_time()
 with SlashingProtection.open_offline(Path(sys.argv[2])) as record:
     if sys.argv[3] == "exact":
         with open(sys.argv[1], "rb") as stream:
             parsed = parse_exact(stream, sys.argv[1])
         assert len(parsed.marks) == int(sys.argv[4])
+    elif sys.argv[3] == "progress":
+        # The command's terminal bar, drawn into a buffer that acts as a terminal.
+        screen = Console(file=io.StringIO(), force_terminal=True, width=120)
+        size = os.path.getsize(sys.argv[1])
+        with terminal_progress(size, "importing", show=True, console=screen) as progress:
+            covered = record.import_interchange(Path(sys.argv[1]), progress=progress)
+        assert len(covered) == int(sys.argv[4]) and "importing" in screen.file.getvalue()
     else:
         covered = record.import_interchange(Path(sys.argv[1]))
         assert len(covered) == int(sys.argv[4])
 elapsed = time.perf_counter() - started
-print(elapsed, peak_kib())
+print(elapsed, peak_kib(), time.process_time() - cpu_started)
 """
 
 _DB_IMPORT = _PEAK + """
@@ -142,6 +155,17 @@ def _timed_subprocess(code: str, *args: str) -> tuple[float, float]:
         [sys.executable, "-c", code, *args], cwd=repo, capture_output=True, text=True, check=True
     ).stdout.split()
     return float(output[0]), int(output[1]) / 1024
+
+
+def _cpu_seconds_of_import(*args: str) -> tuple[float, float, float]:
+    """(seconds, peak RSS in MiB, CPU seconds of every thread) of one `_IMPORT` run: CPU
+    time moves far less than wall time when other work shares the host."""
+    repo = Path(__file__).resolve().parent.parent
+    output = subprocess.run(
+        [sys.executable, "-c", _IMPORT, *args], cwd=repo, capture_output=True, text=True,
+        check=True,
+    ).stdout.split()  # fmt: skip
+    return float(output[0]), int(output[1]) / 1024, float(output[2])
 
 
 def _median_ms(samples: list[float]) -> float:
@@ -272,7 +296,12 @@ def bench_db_batch(url: str, file_batch_ms: float, keys: int = 10_000, rounds: i
 
 
 def bench_import(
-    directory: Path, validators: int = 10_000, db_urls: list[str] | None = None
+    directory: Path,
+    validators: int = 10_000,
+    db_urls: list[str] | None = None,
+    *,
+    attempts: int = 2,
+    exact_parser: bool = True,
 ) -> None:
     path = directory / "complete.json"
     started = time.perf_counter()
@@ -281,20 +310,29 @@ def bench_import(
     print(f"import of a complete interchange: {validators:,} validators x 1,000 attestations "
           f"and 100 blocks, {size / 1e9:.2f} GB ({size / 2**30:.2f} GiB), generated in "
           f"{generated:.1f} s")
-    runs: dict[str, list[tuple[float, float]]] = {"bare": [], "import": []}
-    for attempt in range(2):
+    runs: dict[str, list[tuple[float, float]]] = {"bare": [], "import": [], "progress": []}
+    cpu_runs: dict[str, list[float]] = {"import": [], "progress": []}
+    for attempt in range(attempts):
         runs["bare"].append(_timed_subprocess(_BARE_PARSE, str(path)))
-        target = directory / f"validators-{attempt}"
-        target.mkdir()
-        runs["import"].append(
-            _timed_subprocess(_IMPORT, str(path), str(target), "default", str(validators))
-        )
-    exact_dir = directory / "validators-exact"
-    exact_dir.mkdir()
-    exact = _timed_subprocess(_IMPORT, str(path), str(exact_dir), "exact", str(validators))
+        # Side by side, the order flipped every round (the second of a pair runs warmer).
+        for mode in ("import", "progress")[:: 1 if attempt % 2 == 0 else -1]:
+            target = directory / f"validators-{mode}-{attempt}"
+            target.mkdir()
+            seconds, rss, cpu = _cpu_seconds_of_import(
+                str(path), str(target), "default" if mode == "import" else "progress",
+                str(validators),
+            )  # fmt: skip
+            runs[mode].append((seconds, rss))
+            cpu_runs[mode].append(cpu)
+    exact = None
+    if exact_parser:
+        exact_dir = directory / "validators-exact"
+        exact_dir.mkdir()
+        exact = _timed_subprocess(_IMPORT, str(path), str(exact_dir), "exact", str(validators))
     for name, label in (
         ("bare", "bare streaming parse (ijson yajl2_c basic_parse, events discarded)"),
         ("import", "import_interchange (validate, reduce, merge, durable write)"),
+        ("progress", "the same with the terminal progress bar drawing"),
     ):
         for seconds, rss in runs[name]:
             print(f"  {label}: {seconds:6.2f} s, peak RSS {rss:6.1f} MiB")
@@ -303,8 +341,23 @@ def bench_import(
     peak = max(rss for _, rss in runs["import"])
     print(f"  best import / best bare parse: {best:.2f} s / {bare:.2f} s = {best / bare:.2f}x "
           f"(goal <= 2x), peak RSS {peak:.1f} MiB (goal <= 256), time goal <= 20 s")
-    print(f"  exact parser alone (the path for unusual layouts): {exact[0]:.2f} s, "
-          f"peak RSS {exact[1]:.1f} MiB ({exact[0] / bare:.2f}x the bare parse)")
+    with_bar = min(seconds for seconds, _ in runs["progress"])
+    paired = statistics.median(
+        bar / plain
+        for (bar, _), (plain, _) in zip(runs["progress"], runs["import"], strict=True)
+    )
+    print(f"  with the progress bar: best {with_bar:.2f} s, {with_bar / bare:.2f}x the bare "
+          f"parse; with bar / without: best {with_bar / best:.3f}, median of the rounds' "
+          f"ratios {paired:.3f} (goal: within 3%)")
+    cpu_paired = statistics.median(
+        bar / plain for bar, plain in zip(cpu_runs["progress"], cpu_runs["import"], strict=True)
+    )
+    print(f"  CPU seconds, without the bar: {', '.join(f'{c:.2f}' for c in cpu_runs['import'])}"
+          f"; with it: {', '.join(f'{c:.2f}' for c in cpu_runs['progress'])}; median of the "
+          f"rounds' ratios {cpu_paired:.3f}")
+    if exact is not None:
+        print(f"  exact parser alone (the path for unusual layouts): {exact[0]:.2f} s, "
+              f"peak RSS {exact[1]:.1f} MiB ({exact[0] / bare:.2f}x the bare parse)")
     if db_urls:
         db_runs = [
             _timed_subprocess(_DB_IMPORT, str(path), url, str(validators)) for url in db_urls
@@ -332,10 +385,18 @@ def main() -> None:
         help="a PostgreSQL database to create part 4's databases from (without it, part 4 is "
         "not run)",
     )
+    parser.add_argument(
+        "--import-only",
+        action="store_true",
+        help="run part 3 only (the import, with and without its progress bar)",
+    )
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, "
           f"ijson backend {ijson.backend}, orjson {orjson.__version__}")
     with tempfile.TemporaryDirectory(prefix="bench-sp-") as temp, _databases(args.db) as urls:
+        if args.import_only:
+            bench_import(Path(temp), attempts=4, exact_parser=False)
+            return
         file_batch_ms = bench_batch(Path(temp))
         if urls:
             bench_db_batch(urls[0], file_batch_ms)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -32,6 +31,7 @@ from keymanager.decrypt_worker import open_in_worker, prepare_worker, scrypt_scr
 from keymanager.errors import KeystoreError, KeystoreLoadError
 from keymanager.keystore import checked_secret, estimated_cost, parse_keystore
 from keymanager.keystore_crypto import SealedSecret, open_secret
+from slashing_protection.progress import terminal_progress
 
 # Below this much work (in standard-scrypt units, under a second each here)
 # starting worker processes costs more than it saves: cheap devnet keystores
@@ -144,20 +144,18 @@ def _open_in_pool(
 
 @contextmanager
 def _progress_bar(total: int, show: bool | None) -> Iterator[Callable[[], None]]:
-    if show is None:
-        show = sys.stderr.isatty()
-    if not show:
-        yield lambda: None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    """``advance()`` once per keystore opened, on the terminal's bar (keys done, keys/s)."""
+    with terminal_progress(
+        total, "decrypting keystores", unit="keys", show=show, transient=False
+    ) as update:
+        if update is None:
+            yield lambda: None
+            return
+        done = 0
 
-    with Progress(
-        TextColumn("decrypting keystores"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-    ) as bar:
-        task = bar.add_task("decrypt", total=total)
-        yield lambda: bar.advance(task)
+        def advance() -> None:
+            nonlocal done
+            done += 1
+            update(done)
+
+        yield advance

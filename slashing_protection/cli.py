@@ -26,9 +26,11 @@ from slashing_protection.errors import (
     RecordMissingError,
     SlashingProtectionError,
 )
-from slashing_protection.interchange import parse_pubkey
+from slashing_protection.interchange import parse_interchange, parse_pubkey
 from slashing_protection.lock import remove_created, topmost_missing
+from slashing_protection.networks import GENESIS_VALIDATORS_ROOTS, NETWORK_NAMES, network_of
 from slashing_protection.opening import is_database_url, open_offline_record
+from slashing_protection.progress import terminal_progress
 from slashing_protection.record import RECORD_FILE
 
 app = typer.Typer(
@@ -58,6 +60,17 @@ DatabaseUrl = Annotated[
 ]
 
 
+Network = Annotated[
+    str | None,
+    typer.Option(
+        "--network",
+        help="The public network the record must be of: mainnet, sepolia or hoodi. A file or "
+        "record of another chain is refused, nothing changed.",
+        show_default=False,
+    ),
+]
+
+
 class CommandError(Exception):
     """A problem the command reports in one line (not a record error)."""
 
@@ -80,6 +93,26 @@ def _location(validators_dir: Path | None, database: str | None) -> tuple[Path |
     return validators_dir, str(validators_dir / RECORD_FILE)
 
 
+def _network_root(name: str | None) -> bytes | None:
+    if name is None:
+        return None
+    root = GENESIS_VALIDATORS_ROOTS.get(name)
+    if root is None:
+        raise CommandError(f"--network {name!r:.40}: built in are {', '.join(NETWORK_NAMES)}")
+    return root
+
+
+def _check_network(name: str | None, root: bytes, what: str) -> None:
+    """CommandError, naming both chains, unless ``root`` is network ``name``'s."""
+    expected = _network_root(name)
+    if expected is not None and root != expected:
+        served = network_of(root) or "another chain"
+        raise CommandError(
+            f"--network {name}: {what} is of {served} (genesis_validators_root 0x{root.hex()}), "
+            f"not {name} (0x{expected.hex()}); nothing was changed"
+        )
+
+
 @contextlib.contextmanager
 def _one_line_errors() -> Iterator[None]:
     try:
@@ -96,33 +129,6 @@ def _one_line_errors() -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-@contextlib.contextmanager
-def _progress(total: int, description: str) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on stderr when it is a terminal; None (no output) otherwise."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
-
-    columns = (
-        "{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda done: bar.update(task, completed=done)
-
-
 @app.command("import")
 def import_command(
     file: Annotated[
@@ -130,6 +136,7 @@ def import_command(
     ],
     validators_dir: ValidatorsDir = None,
     database: DatabaseUrl = None,
+    network: Network = None,
 ) -> None:
     """Merge an interchange into the record by maximum, all or nothing.
 
@@ -137,6 +144,7 @@ def import_command(
     """
     with _one_line_errors():
         location, where = _location(validators_dir, database)
+        _network_root(network)
         try:
             size = file.stat().st_size
         except OSError as exc:
@@ -145,8 +153,12 @@ def import_command(
         created = topmost_missing(validators_dir) if validators_dir is not None else None
         try:
             with open_offline_record(location, create_directory=True) as record:
-                with _progress(size, f"importing {file.name}") as progress:
-                    covered = record.import_interchange(file, progress=progress)
+                if record.exists:
+                    _check_network(network, record.genesis_validators_root, f"the record {where}")
+                with terminal_progress(size, f"importing {file.name}") as progress:
+                    parsed = parse_interchange(file, progress=progress)
+                _check_network(network, parsed.genesis_validators_root, str(file))
+                covered = record.import_interchange(parsed)
         except BaseException:
             if created is not None and validators_dir is not None:
                 remove_created(validators_dir, created)
@@ -170,6 +182,7 @@ def export_command(
             show_default=False,
         ),
     ] = None,
+    network: Network = None,
 ) -> None:
     """Write the record (or the named keys) as a minimal EIP-3076 interchange."""
     with _one_line_errors():
@@ -184,23 +197,35 @@ def export_command(
                 raise RecordMissingError(
                     f"there is no slashing-protection record at {where}; nothing to export"
                 )
+            _check_network(network, record.genesis_validators_root, f"the record {where}")
             known = set(record.pubkeys())
             missing = [key for key in dict.fromkeys(keys) if key not in known]
             data = record.export_interchange(keys or None)
-            _write_new_file(file, data)
+            with terminal_progress(len(data), f"exporting to {file.name}") as progress:
+                _write_new_file(file, data, progress)
         exported = len(known) if not keys else len(set(keys)) - len(missing)
         for key in missing:
             typer.echo(f"note: no record for 0x{key.hex()}, left out", err=True)
         typer.echo(f"exported the history of {exported} key(s) to {file}")
 
 
-def _write_new_file(path: Path, data: bytes) -> None:
+#: Bytes per write of an export, so that its progress moves.
+EXPORT_CHUNK = 8 * 2**20
+
+
+def _write_new_file(
+    path: Path, data: bytes, progress: Callable[[int], None] | None = None
+) -> None:
     """Write `data` durably at a path that must not exist yet (never replaces a file)."""
     directory = path.parent if str(path.parent) else Path(".")
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
+            view = memoryview(data)
+            for start in range(0, len(view), EXPORT_CHUNK):
+                stream.write(view[start : start + EXPORT_CHUNK])
+                if progress is not None:
+                    progress(min(len(view), start + EXPORT_CHUNK))
             stream.flush()
             os.fsync(stream.fileno())
         try:

@@ -18,7 +18,7 @@ import typer
 from slashing_protection import SlashingProtectionError
 from slashing_protection.cli import app as slashing_protection_app
 from validator.consensus.encoding import parse_hex
-from validator.key_settings import parse_fee_recipient
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR, parse_fee_recipient
 from validator.logs import LogFormat, configure_logging
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
 from validator.service import (
@@ -100,6 +100,24 @@ MetricsAddress = Annotated[
 MetricsPort = Annotated[
     int, typer.Option("--metrics-port", help="Port of the metrics server.", min=0, max=65535)
 ]
+NetworkOption = Annotated[
+    str | None,
+    typer.Option(
+        "--network",
+        help="The public network these keys sign for: mainnet, sepolia or hoodi (its genesis, "
+        "fork schedule and preset are built in). A beacon node serving another chain is "
+        "refused at start.",
+        show_default=False,
+    ),
+]
+StatusPageFlag = Annotated[
+    bool,
+    typer.Option(
+        "--status-page",
+        help="Serve a status page (keys, beacon nodes, chain, duties) at / of the metrics "
+        "server, on --metrics-address and --metrics-port (started even without --metrics).",
+    ),
+]
 SlashingProtectionDb = Annotated[
     str | None,
     typer.Option(
@@ -138,6 +156,36 @@ DoppelgangerFlag = Annotated[
         "node's liveness endpoint); a key seen live elsewhere is halted and the process exits "
         "with status 3. Skipped, key by key, right after a clean stop of this directory. "
         "See docs/running.md.",
+    ),
+]
+BuilderFlag = Annotated[
+    bool,
+    typer.Option(
+        "--builder",
+        help="Take blocks from external builders (MEV-boost through the beacon node): register "
+        "every key with them each epoch and sign the blinded blocks they win. Per key, "
+        "--proposer-config's builder.enabled decides instead.",
+    ),
+]
+BuilderBoostFactor = Annotated[
+    int,
+    typer.Option(
+        "--builder-boost-factor",
+        help="Percentage the builder's bid is weighed at against the local block in "
+        "produceBlockV3: 100 compares them as they are, 0 takes local blocks only, "
+        "18446744073709551615 always the builder's.",
+        min=0,
+        max=2**64 - 1,
+    ),
+]
+ProposerConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--proposer-config",
+        help="Per-key fee recipient, gas limit and builder settings in Teku's JSON shape "
+        "(proposer_config by public key, default_config); the Keymanager API's settings win "
+        "over it, it wins over the flags. See docs/running.md.",
+        show_default=False,
     ),
 ]
 LogFormatOption = Annotated[
@@ -212,6 +260,7 @@ def run_command(
         ),
     ],
     validators_dir: ValidatorsDir,
+    network: NetworkOption = None,
     init_slashing_protection: InitSlashingProtection = False,
     doppelganger_protection: DoppelgangerFlag = False,
     slashing_protection_db: SlashingProtectionDb = None,
@@ -224,6 +273,7 @@ def run_command(
     metrics: MetricsFlag = False,
     metrics_address: MetricsAddress = DEFAULT_METRICS_ADDRESS,
     metrics_port: MetricsPort = DEFAULT_METRICS_PORT,
+    status_page: StatusPageFlag = False,
     suggested_fee_recipient: Annotated[
         str | None,
         typer.Option(
@@ -240,6 +290,9 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    builder: BuilderFlag = False,
+    builder_boost_factor: BuilderBoostFactor = DEFAULT_BUILDER_BOOST_FACTOR,
+    proposer_config: ProposerConfigFile = None,
     log_format: LogFormatOption = LogFormat.TEXT,
     log_level: LogLevelOption = "info",
 ) -> None:
@@ -248,6 +301,7 @@ def run_command(
     options = RunOptions(
         beacon_node_urls=beacon_node_url,
         validators_dir=validators_dir,
+        network=_network(network),
         init_slashing_protection=init_slashing_protection,
         doppelganger_protection=doppelganger_protection,
         slashing_protection_db=slashing_protection_db,
@@ -258,10 +312,15 @@ def run_command(
         metrics=metrics,
         metrics_address=metrics_address,
         metrics_port=metrics_port,
+        status_page=status_page,
+        progress=_progress(log_format),
         suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         graffiti=_graffiti(graffiti),
         remote_signer_urls=_remote_signer_urls(remote_signer_url),
         remote_signer_token_file=remote_signer_token_file,
+        builder=builder,
+        builder_boost_factor=builder_boost_factor,
+        proposer_config=proposer_config,
     )
     try:
         service = ValidatorService(options)
@@ -274,15 +333,25 @@ def run_command(
 def signer_command(
     validators_dir: ValidatorsDir,
     beacon_node_url: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--beacon-node-url",
             help="Beacon node REST API URL the chain's genesis, spec and fork schedule are "
             "read from at start (every request's fork_info is checked against them); repeat "
-            "for fallbacks.",
+            "for fallbacks. Not needed with --network.",
             show_default=False,
         ),
-    ],
+    ] = None,
+    network: Annotated[
+        str | None,
+        typer.Option(
+            "--network",
+            help="Sign for this public network (mainnet, sepolia or hoodi) with its built-in "
+            "genesis, fork schedule and preset; no beacon node is needed. With "
+            "--beacon-node-url too, a node serving another chain is refused at start.",
+            show_default=False,
+        ),
+    ] = None,
     init_slashing_protection: InitSlashingProtection = False,
     slashing_protection_db: SlashingProtectionDb = None,
     address: Annotated[
@@ -328,9 +397,14 @@ def signer_command(
     """Serve the Web3Signer eth2 signing API over this directory's keystores and record."""
 
     configure_logging(log_format, level=_log_level(log_level))
+    if not beacon_node_url and network is None:
+        typer.echo("error: give --beacon-node-url URL (one or more) or --network NAME", err=True)
+        raise typer.Exit(2)
     options = RunOptions(
-        beacon_node_urls=beacon_node_url,
+        beacon_node_urls=beacon_node_url or [],
         validators_dir=validators_dir,
+        network=_network(network),
+        progress=_progress(log_format),
         init_slashing_protection=init_slashing_protection,
         slashing_protection_db=slashing_protection_db,
         keymanager=keymanager,
@@ -349,6 +423,22 @@ def signer_command(
     except StartupError as error:
         raise _fail(str(error)) from None
     run_until_signalled(service)
+
+
+def _progress(log_format: LogFormat) -> bool | None:
+    """Progress bars on a terminal only, and never among JSON log lines."""
+    return False if log_format is LogFormat.JSON else None
+
+
+def _network(name: str | None) -> str | None:
+    from validator.consensus.networks import NETWORKS
+
+    if name is not None and name not in NETWORKS:
+        typer.echo(
+            f"error: --network {name!r:.40}: built in are {', '.join(NETWORKS)}", err=True
+        )
+        raise typer.Exit(2)
+    return name
 
 
 def _fee_recipient(text: str | None) -> bytes | None:
@@ -397,6 +487,14 @@ def devnet_command(
             help="Preset of a new chain (mainnet or minimal); the client follows the node's.",
         ),
     ] = "mainnet",
+    gloas_fork_epoch: Annotated[
+        int | None,
+        typer.Option(
+            "--gloas-fork-epoch",
+            min=1,
+            help="Schedule Gloas (ePBS) at this epoch of a new chain (default: not scheduled).",
+        ),
+    ] = None,
     validators_dir: Annotated[
         Path,
         typer.Option(
@@ -417,7 +515,7 @@ def devnet_command(
         typer.Option(
             "--fault",
             help="Make the chain misbehave: double-vote, surround-vote, far-future, "
-            "conflicting-block, unavailable, reorg.",
+            "conflicting-block, unavailable, reorg, builder-offline, duties-reorg.",
             show_default=False,
         ),
     ] = None,
@@ -425,6 +523,25 @@ def devnet_command(
         Path | None,
         typer.Option(
             "--summary", help="Also write the summary as JSON to this file.", show_default=False
+        ),
+    ] = None,
+    builder: Annotated[
+        bool,
+        typer.Option(
+            "--builder",
+            help="Run a simulated builder and relay in the chain and the client's builder "
+            "flow (validator run --builder); the keys register with fee recipient "
+            "0xde7e...de7e unless --suggested-fee-recipient names one.",
+        ),
+    ] = False,
+    builder_boost_factor: BuilderBoostFactor = DEFAULT_BUILDER_BOOST_FACTOR,
+    proposer_config: ProposerConfigFile = None,
+    suggested_fee_recipient: Annotated[
+        str | None,
+        typer.Option(
+            "--suggested-fee-recipient",
+            help="As for validator run.",
+            show_default=False,
         ),
     ] = None,
     doppelganger_protection: DoppelgangerFlag = False,
@@ -438,6 +555,7 @@ def devnet_command(
     metrics: MetricsFlag = False,
     metrics_address: MetricsAddress = DEFAULT_METRICS_ADDRESS,
     metrics_port: MetricsPort = DEFAULT_METRICS_PORT,
+    status_page: StatusPageFlag = False,
     log_format: LogFormatOption = LogFormat.TEXT,
     log_level: LogLevelOption = "warning",
 ) -> None:
@@ -450,10 +568,15 @@ def devnet_command(
         seconds_per_slot=seconds_per_slot,
         slots_per_epoch=slots_per_epoch,
         preset=preset,
+        gloas_fork_epoch=gloas_fork_epoch,
         validators_dir=validators_dir,
         beacon_port=beacon_port,
         fault=fault,
         summary=summary,
+        builder=builder,
+        builder_boost_factor=builder_boost_factor,
+        proposer_config=proposer_config,
+        suggested_fee_recipient=_fee_recipient(suggested_fee_recipient),
         doppelganger_protection=doppelganger_protection,
         slashing_protection_db=slashing_protection_db,
         remote_signer_urls=_remote_signer_urls(remote_signer_url),
@@ -465,6 +588,7 @@ def devnet_command(
         metrics=metrics,
         metrics_address=metrics_address,
         metrics_port=metrics_port,
+        status_page=status_page,
         log_format=log_format,
         log_level=_log_level(log_level),
     )

@@ -21,6 +21,7 @@ from pathlib import Path
 from aiohttp import web
 
 from keymanager.api import (
+    KeyDefaults,
     KeymanagerContext,
     TokenFileError,
     beacon_index_resolver,
@@ -114,7 +115,7 @@ async def start_keymanager(
     record: SlashingProtectionRecord,
     signer: Signer,
     chain: ChainSpec,
-    client: BeaconNodeClient,
+    client: BeaconNodeClient | None,
     address: str,
     port: int,
     token_file: Path | None,
@@ -122,6 +123,7 @@ async def start_keymanager(
     default_graffiti: str,
     remote: RemoteKeySources | None = None,
     gate: KeyGate | None = None,
+    defaults_of: KeyDefaults | None = None,
 ) -> KeymanagerServer:
     """Serve the Keymanager API over these parts; KeymanagerStartError when it cannot."""
     context = KeymanagerContext(
@@ -129,9 +131,12 @@ async def start_keymanager(
         record=record,
         signer=KeymanagerSigning(signer, remote, gate),
         genesis_validators_root=chain.genesis_validators_root,
-        resolve_validator_index=beacon_index_resolver(client),
+        resolve_validator_index=beacon_index_resolver(client)
+        if client is not None
+        else _no_beacon_node,
         default_fee_recipient=default_fee_recipient,
         default_graffiti=default_graffiti,
+        defaults_of=defaults_of,
     )
     try:
         runner = await start_keymanager_server(context, address, port, token_file)
@@ -142,3 +147,8 @@ async def start_keymanager(
             f"cannot serve the Keymanager API on {address}:{port}: {error.strerror or error}"
         ) from None
     return KeymanagerServer(runner)
+
+
+async def _no_beacon_node(pubkey: bytes) -> int | None:
+    """``validator signer --network`` without a beacon node cannot look an index up."""
+    raise RuntimeError("no beacon node is configured (give --beacon-node-url)")

@@ -2,13 +2,15 @@
 
 It exposes the default prometheus-client registry, where every part of the
 client registers its ``validator_*`` metrics (Beacon API requests, the signer,
-the slashing-protection record, duties); docs/metrics.md lists them.
+the slashing-protection record, duties); docs/metrics.md lists them. Given a
+status page (``validator run --status-page``), it also serves that page at ``/``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
@@ -19,6 +21,8 @@ log = logging.getLogger("validator.metrics")
 
 DEFAULT_METRICS_ADDRESS = "127.0.0.1"
 DEFAULT_METRICS_PORT = 5064
+#: Sent with the status page: nothing but the page and its inline style may load.
+STATUS_PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 class MetricsServer:
@@ -31,17 +35,29 @@ class MetricsServer:
         *,
         registry: CollectorRegistry = REGISTRY,
         limits: ServerLimits = DEFAULT_LIMITS,
+        status_page: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         self.address = address
         self.port = port
         self._registry = registry
         self._limits = limits
+        self._status_page = status_page
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/metrics", self._metrics)
+        if self._status_page is not None:
+            app.router.add_get("/", self._page)
         return app
+
+    async def _page(self, request: web.Request) -> web.Response:
+        assert self._status_page is not None
+        response = web.Response(text=await self._status_page(), content_type="text/html")
+        response.headers["Content-Security-Policy"] = STATUS_PAGE_POLICY
+        response.headers["Cache-Control"] = "no-store"
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
 
     async def _metrics(self, request: web.Request) -> web.Response:
         # Rendering walks every metric; off the loop so a large registry never delays a duty.
@@ -66,6 +82,8 @@ class MetricsServer:
         if sockets:
             self.port = sockets[0].getsockname()[1]
         log.info("metrics on http://%s:%d/metrics", self.address, self.port)
+        if self._status_page is not None:
+            log.info("status page on http://%s:%d/", self.address, self.port)
         return self.port
 
     async def stop(self) -> None:

@@ -4,6 +4,8 @@ Start-up, in this order, each step one call of ``validator.startup.Startup`` (st
 1 to 6 together are ``Startup.start_signing``, which ``validator signer`` composes too),
 each stopping the process with one readable line when it cannot be done:
 
+0. ``read_proposer_config``: ``--proposer-config``, before anything is opened, so a
+   bad file touches nothing;
 1. ``start_metrics``: the metrics server (``--metrics``), so a stuck start-up can be
    watched;
 2. ``connect_beacon_node``: wait for a beacon node that answers and is synced;
@@ -25,7 +27,8 @@ each stopping the process with one readable line when it cannot be done:
    message and named in a warning here;
 7. ``start_keymanager``: the Keymanager API (``--keymanager``);
 8. ``ValidatorService._perform_duties``: the duty loop, until SIGINT/SIGTERM (or a
-   doppelganger: exit status 3).
+   doppelganger: exit status 3), with the builder registrations each epoch when the
+   builder flow is on for any key (the start's round before the loop).
 
 Stopping: the loop takes no new duty, running duties get a short grace period
 (a record write in progress always completes), the clean-shutdown marker is
@@ -39,6 +42,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import crypto_backend
 from keymanager.store import ValidatorStore
@@ -47,11 +51,19 @@ from validator.clean_shutdown import write_clean_shutdown
 from validator.consensus.spec import ChainSpec
 from validator.duties.context import DutyContext
 from validator.duties.doppelganger import SLASHING_TOPICS, KeyGate
+from validator.duties.registrations import BuilderRegistrations, cancel_and_wait
 from validator.duties.scheduler import DutyScheduler
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
 from validator.key_settings import KeyOverrides, ProposerSettings
 from validator.keymanager_server import KeymanagerServer
+from validator.proposer_config import (
+    NO_PROPOSER_CONFIG,
+    ProposerConfig,
+    ProposerConfigError,
+    load_proposer_config,
+    warn_unknown_keys,
+)
 from validator.startup import (
     DEFAULT_KEYMANAGER_ADDRESS,
     DEFAULT_KEYMANAGER_PORT,
@@ -63,6 +75,7 @@ from validator.startup import (
     check_options,
     read_chain,
 )
+from validator.status_view import LiveParts
 
 log = logging.getLogger("validator.service")
 
@@ -85,6 +98,10 @@ class ValidatorService:
         self.scheduler: DutyScheduler | None = None
         #: 0, or EXIT_DOPPELGANGER once a doppelganger stopped the run.
         self.exit_status = 0
+        #: The builder registrations, when the builder flow is on for any key.
+        self.registrations: BuilderRegistrations | None = None
+        #: What the status page (``--status-page``) reads, filled in as the parts start.
+        self.status = LiveParts(options.validators_dir)
 
     # -- what a driver looks at ----------------------------------------------------------
 
@@ -122,6 +139,7 @@ class ValidatorService:
         every slot.
         """
         check_can_start(self.options)
+        proposer_config = read_proposer_config(self.options.proposer_config)  # step 0
         async with contextlib.AsyncExitStack() as parts:
             # Entered first so that it unwinds last: every signature made is on
             # record before the lock is let go, after the servers and the client.
@@ -133,15 +151,22 @@ class ValidatorService:
                 record_lock=record_lock,
                 stop=stop,
                 on_doppelganger=lambda: self._found_doppelganger(stop),
+                status=self.status,
             )
             running = self.running = await startup.start_signing()  # steps 1 to 6
             if running is None:
                 return
-            await startup.start_keymanager(running)  # step 7
+            await startup.start_keymanager(running, proposer_config)  # step 7
             if stop.is_set():
                 return
             await self._perform_duties(  # step 8
-                running, parts, stop, last_slot=last_slot, slot_count=slot_count, on_slot=on_slot
+                running,
+                parts,
+                stop,
+                proposer_config,
+                last_slot=last_slot,
+                slot_count=slot_count,
+                on_slot=on_slot,
             )
 
     def _found_doppelganger(self, stop: asyncio.Event) -> None:
@@ -153,6 +178,7 @@ class ValidatorService:
         running: RunningParts,
         parts: contextlib.AsyncExitStack,
         stop: asyncio.Event,
+        proposer_config: ProposerConfig,
         *,
         last_slot: int | None,
         slot_count: int | None,
@@ -162,8 +188,9 @@ class ValidatorService:
         and the clean-shutdown marker is written."""
         options = self.options
         client, chain, signer, gate = running.client, running.chain, running.signer, running.gate
+        assert client is not None  # validator run always has its beacon nodes
         clock = SlotClock(chain)
-        tracker = DutyTracker(client, chain, signer.pubkeys)
+        tracker = self.status.tracker = DutyTracker(client, chain, signer.pubkeys)
         gate.known_indices = lambda: tracker.indices
         gate_stop = asyncio.Event()
         gate_task = asyncio.create_task(gate.run(gate_stop), name="key-gate")
@@ -172,16 +199,33 @@ class ValidatorService:
             default_fee_recipient=options.suggested_fee_recipient,
             default_graffiti=options.graffiti,
             overrides=self._overrides,
+            builder=options.builder,
+            builder_boost_factor=options.builder_boost_factor,
+            proposer_config=proposer_config,
         )
+        warn_unknown_keys(proposer_config, {*signer.pubkeys(), *gate.waiting()})
+        registrations = None
+        if options.builder or proposer_config.enables_builder():
+            registrations = BuilderRegistrations(client, signer, chain, settings)
+        self.registrations = registrations
         await tracker.resolve_indices()
         log.info(
             "%d validator(s) known to the chain, %d key(s) not (yet)",
             len(tracker.indices),
             len(tracker.unresolved),
         )
+        if registrations is not None:
+            # Before the duty loop, so that the first proposal has the builders' bids.
+            pending = await registrations.first_round(clock)
+            if pending is not None:
+                parts.push_async_callback(cancel_and_wait, pending)
         context = DutyContext(client, signer, chain, clock, tracker, settings)
-        self.scheduler = scheduler = DutyScheduler(
-            context, on_slot=on_slot, extra_topics=SLASHING_TOPICS, on_event=gate.on_event
+        self.scheduler = self.status.scheduler = scheduler = DutyScheduler(
+            context,
+            on_slot=on_slot,
+            extra_topics=SLASHING_TOPICS,
+            on_event=gate.on_event,
+            registrations=registrations,
         )
         try:
             await scheduler.run(stop, last_slot=last_slot, slot_count=slot_count)
@@ -195,7 +239,11 @@ class ValidatorService:
         if not self.store.is_known(pubkey):
             return KeyOverrides()  # a key a --remote-signer-url lists: the defaults apply
         settings = self.store.settings(pubkey)
-        return KeyOverrides(fee_recipient=settings.fee_recipient, graffiti=settings.graffiti)
+        return KeyOverrides(
+            fee_recipient=settings.fee_recipient,
+            graffiti=settings.graffiti,
+            gas_limit=settings.gas_limit,
+        )
 
     def _mark_clean_shutdown(self, gate: KeyGate, chain: ChainSpec) -> None:
         try:
@@ -207,6 +255,18 @@ class ValidatorService:
             )
         except (OSError, SlashingProtectionError) as error:
             log.warning("cannot write the clean-shutdown marker (the next start waits): %s", error)
+
+
+def read_proposer_config(path: Path | None) -> ProposerConfig:
+    """Step 0: ``--proposer-config``, or none; StartupError naming the field."""
+    if path is None:
+        return NO_PROPOSER_CONFIG
+    try:
+        config = load_proposer_config(path)
+    except ProposerConfigError as error:
+        raise StartupError(str(error)) from None
+    log.info("proposer config %s: %d key(s) of their own", path, len(config.keys))
+    return config
 
 
 def check_can_start(options: RunOptions) -> None:

@@ -46,12 +46,16 @@ from keymanager.store import ValidatorStore
 from validator.consensus import signing_roots
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec, UnsupportedForkError
+from validator.consensus.ssz import gloas
+from validator.consensus.ssz.codec import from_ssz, to_ssz
+from validator.consensus.ssz.gloas import BUILDER_INDEX_SELF_BUILD
 from validator.keymanager_server import KeymanagerServer
 from validator.service import EXIT_DOPPELGANGER, check_can_start
 from validator.signing.guards import wall_clock_epoch
 from validator.signing.signer import Signer
 from validator.signing.types import (
     AttestationRequest,
+    PayloadAttestationRequest,
     RefusalReason,
     SigningKind,
     SigningRefusedError,
@@ -153,6 +157,14 @@ def _chain_root(chain: ChainSpec, request: SigningRequest, now: float) -> bytes:
             )
         case SignType.VALIDATOR_REGISTRATION:
             return signing_roots.validator_registration_signing_root(chain, message)
+        case SignType.PAYLOAD_ATTESTATION_MESSAGE:
+            return signing_roots.payload_attestation_signing_root(chain, message)
+        case SignType.EXECUTION_PAYLOAD_ENVELOPE:
+            return signing_roots.execution_payload_envelope_signing_root(
+                chain, message, int(message.payload.slot_number)
+            )
+        case SignType.PROPOSER_PREFERENCES:
+            return signing_roots.proposer_preferences_signing_root(chain, message)
     raise AssertionError(request.type)
 
 
@@ -280,7 +292,53 @@ async def _sign_other(
                     400, "validator_registration.pubkey is not the key in the request's path"
                 )
             return bytes((await signer.sign_validator_registration(pubkey, message)).signature)
+        case (
+            SignType.PAYLOAD_ATTESTATION_MESSAGE
+            | SignType.EXECUTION_PAYLOAD_ENVELOPE
+            | SignType.PROPOSER_PREFERENCES
+        ):
+            return await _sign_gloas(signer, pubkey, request)
     raise AssertionError(request.type)
+
+
+async def _sign_gloas(signer: Signer, pubkey: bytes, request: SigningRequest) -> bytes:
+    """The Gloas kinds: the body's ``version`` must be the chain's fork at the message's slot."""
+    chain, message = signer.chain, request.message
+    epoch = request.epoch(chain.slots_per_epoch)
+    fork = chain.fork_name_at(epoch)
+    if request.version is not fork:
+        raise SignerRequestError(
+            400,
+            f"{request.type.value}: version {request.version}, but the chain is in "
+            f"{fork.value} at epoch {epoch}",
+        )
+    match request.type:
+        case SignType.PAYLOAD_ATTESTATION_MESSAGE:
+            # The message's validator index is not signed; the key in the path is the voter.
+            results = await signer.sign_payload_attestations(
+                [PayloadAttestationRequest(pubkey, 0, message)]
+            )
+            result = results[0]
+            if result.refusal is not None:
+                raise SigningRefusedError(SigningKind.PAYLOAD_ATTESTATION, pubkey, result.refusal)
+            assert result.signature is not None
+            return result.signature
+        case SignType.EXECUTION_PAYLOAD_ENVELOPE:
+            if int(message.builder_index) != BUILDER_INDEX_SELF_BUILD:
+                raise SignerRequestError(
+                    400,
+                    "execution_payload_envelope.builder_index: a validator key signs only its "
+                    "own (self-built) payload's envelope",
+                )
+            slot = int(message.payload.slot_number)
+            # Read as the chain's preset's container (the body was parsed as mainnet's).
+            envelope = from_ssz(
+                gloas.containers(chain.preset).ExecutionPayloadEnvelope, to_ssz(message)
+            )
+            signed = await signer.sign_execution_payload_envelope(pubkey, envelope, slot)
+            return bytes(signed.signature)
+        case _:
+            return bytes((await signer.sign_proposer_preferences(pubkey, message)).signature)
 
 
 _SIGNING: dict[SignType, Signing] = {
@@ -436,7 +494,8 @@ class SignerService:
     API, the Keymanager API, then serving until a stop."""
 
     def __init__(self, options: RunOptions, signer_options: SignerOptions) -> None:
-        check_options(options)
+        # With --network the chain is built in: no beacon node is needed.
+        check_options(options, needs_beacon_node=False)
         if (signer_options.tls_cert is None) != (signer_options.tls_key is None):
             raise StartupError("give --tls-cert and --tls-key together")
         # The signer serves its keystores; it is nobody's client of another signer.

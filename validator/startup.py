@@ -25,19 +25,25 @@ from keymanager.errors import StoreError
 from keymanager.store import ValidatorStore
 from slashing_protection import RecordLockedError, SlashingProtectionError
 from slashing_protection.lock import DirectoryLock
+from slashing_protection.networks import network_of
 from slashing_protection.opening import is_database_url, open_record
 from slashing_protection.protocol import SlashingProtectionRecord
 from validator.beacon import BeaconNode, BeaconNodeClient, BeaconNodeError, RequestTimeouts
 from validator.chain_genesis import GENESIS_FILE, GenesisMismatchError, keep_genesis
 from validator.clean_shutdown import consume_clean_shutdown
+from validator.consensus.networks import Network, network
 from validator.consensus.spec import ChainSpec, ChainSpecError, Genesis, parse_spec_data
 from validator.duties.doppelganger import KeyGate, LivenessUnsupportedError
 from validator.halts import HaltError, HaltStore
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR, ProposerSettings
 from validator.keymanager_server import KeymanagerServer, KeymanagerStartError, start_keymanager
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, MetricsServer
+from validator.proposer_config import NO_PROPOSER_CONFIG, ProposerConfig
 from validator.signing.remote import RemoteSigner
 from validator.signing.remote_keys import RemoteKeySources
 from validator.signing.signer import Signer
+from validator.status_page import render
+from validator.status_view import LiveParts, StatusView
 
 log = logging.getLogger("validator.service")
 
@@ -58,6 +64,9 @@ class RunOptions:
 
     beacon_node_urls: Sequence[str]
     validators_dir: Path
+    #: A built-in network (mainnet, sepolia, hoodi): a beacon node serving another chain is
+    #: refused at start, and ``validator signer`` needs no beacon node at all.
+    network: str | None = None
     init_slashing_protection: bool = False
     #: Watch the chain for 2 epochs before a key's first signature (docs/running.md).
     doppelganger_protection: bool = False
@@ -70,8 +79,16 @@ class RunOptions:
     metrics: bool = False
     metrics_address: str = DEFAULT_METRICS_ADDRESS
     metrics_port: int = DEFAULT_METRICS_PORT
+    #: The status page at / of the metrics server (which it starts even without ``metrics``).
+    status_page: bool = False
     suggested_fee_recipient: bytes | None = None
     graffiti: str | None = None
+    #: Register every key with external builders and take their blocks (``--builder``).
+    builder: bool = False
+    #: ``--builder-boost-factor``: what produceBlockV3 is told for keys whose builder flow is on.
+    builder_boost_factor: int = DEFAULT_BUILDER_BOOST_FACTOR
+    #: ``--proposer-config``: per-key settings in Teku's JSON shape (validator.proposer_config).
+    proposer_config: Path | None = None
     #: Remote signers (Web3Signer API) whose every listed key this client validates with.
     remote_signer_urls: Sequence[str] = ()
     #: The bearer token every remote signer of this client is sent (``--remote-signer-token-file``).
@@ -92,9 +109,15 @@ class RunOptions:
     health_check_interval: float = 6.0
 
 
-def check_options(options: RunOptions) -> None:
-    """The option checks that need nothing started (StartupError)."""
-    if not options.beacon_node_urls:
+def check_options(options: RunOptions, *, needs_beacon_node: bool = True) -> None:
+    """The option checks that need nothing started (StartupError); ``validator signer``
+    with ``--network`` needs no beacon node."""
+    if options.network is not None:
+        try:
+            network(options.network)
+        except ValueError as error:
+            raise StartupError(f"--network: {error}") from None
+    if not options.beacon_node_urls and (needs_beacon_node or options.network is None):
         raise StartupError("give at least one --beacon-node-url")
     database = options.slashing_protection_db
     if database is not None and not is_database_url(database):
@@ -107,7 +130,8 @@ class RunningParts:
     stacks: the beacon node client, the chain it follows, the open record, the signer,
     the key gate in front of it, and the servers started so far."""
 
-    client: BeaconNodeClient
+    #: None for ``validator signer --network`` without a beacon node.
+    client: BeaconNodeClient | None
     chain: ChainSpec
     record: SlashingProtectionRecord
     signer: Signer
@@ -127,6 +151,24 @@ class _RecordOpened:
     record: SlashingProtectionRecord
     remote_keys: dict[bytes, RemoteSigner]
     remote_sources: RemoteKeySources
+
+
+def check_network(expected: Network, chain: ChainSpec, nodes: str) -> None:
+    """StartupError, in one line naming both chains, unless ``chain`` is ``expected``'s."""
+    served = network_of(chain.genesis_validators_root)
+    same = (
+        chain.genesis_validators_root == expected.genesis_validators_root
+        and chain.genesis_time == expected.genesis_time
+        and chain.genesis_fork_version == expected.genesis_fork_version
+    )
+    if not same:
+        what = served if served is not None else "another chain"
+        raise StartupError(
+            f"--network {expected.name}: the beacon node {nodes} serves {what} (genesis "
+            f"validators root 0x{chain.genesis_validators_root.hex()}, genesis time "
+            f"{chain.genesis_time}), not {expected.name} (0x"
+            f"{expected.genesis_validators_root.hex()}, genesis time {expected.genesis_time})"
+        )
 
 
 async def read_chain(client: BeaconNodeClient) -> ChainSpec:
@@ -188,9 +230,12 @@ class Startup:
         record_lock: contextlib.ExitStack,
         stop: asyncio.Event,
         on_doppelganger: Callable[[], None],
+        status: LiveParts | None = None,
     ) -> None:
         self.options = options
         self.store = store
+        #: What the status page reads, filled in as the steps make each part.
+        self.status = status if status is not None else LiveParts(options.validators_dir)
         self._parts = parts
         self._record_lock = record_lock
         self._stop = stop
@@ -199,14 +244,23 @@ class Startup:
     async def start_signing(self) -> RunningParts | None:
         """Steps 1 to 6: everything a signature needs, None when a stop came first."""
         metrics_server = await self.start_metrics()
-        client = await self.connect_beacon_node()
-        if client is None:
-            return None
-        chain = await self.read_chain(client)
+        status = self.status
+        client: BeaconNodeClient | None = None
+        if self.options.beacon_node_urls:
+            client = status.client = await self.connect_beacon_node()
+            if client is None:
+                return None
+            chain = await self.read_chain(client)
+        else:  # validator signer --network: the built-in chain, no beacon node
+            assert self.options.network is not None
+            chain = network(self.options.network).chain_spec()
+            log.info("chain of --network %s, without a beacon node", self.options.network)
+        status.chain = chain
         opened = await self.open_record(chain)
+        status.record = opened.record
         if self._stop.is_set():
             return None
-        gate = await self.open_key_gate(opened.record, chain, client)
+        gate = status.gate = await self.open_key_gate(opened.record, chain, client)
         unregistered = await self.admit_keys(gate, opened)
         return RunningParts(
             client=client,
@@ -224,9 +278,18 @@ class Startup:
     async def start_metrics(self) -> MetricsServer | None:
         """The metrics server (``--metrics``), so a stuck start-up can be watched."""
         options = self.options
-        if not options.metrics:
+        if not options.metrics and not options.status_page:
             return None
-        metrics_server = MetricsServer(options.metrics_address, options.metrics_port)
+        page = None
+        if options.status_page:
+            view = StatusView(self.status)
+
+            async def page() -> str:
+                return render(await view.snapshot())
+
+        metrics_server = MetricsServer(
+            options.metrics_address, options.metrics_port, status_page=page
+        )
         self._parts.push_async_callback(metrics_server.stop)
         try:
             await metrics_server.start()
@@ -288,6 +351,10 @@ class Startup:
     async def read_chain(self, client: BeaconNodeClient) -> ChainSpec:
         """The chain (genesis, spec, fork schedule); the client's timeouts sized to its slot."""
         chain = await read_chain(client)
+        if self.options.network is not None:
+            check_network(
+                network(self.options.network), chain, ", ".join(n.name for n in client.nodes)
+            )
         client.timeouts = RequestTimeouts.for_slot(
             max(chain.seconds_per_slot, MIN_TIMEOUT_SLOT_SECONDS)
         )
@@ -388,7 +455,10 @@ class Startup:
     # -- 5. the clean-shutdown marker and the key gate ---------------------------------
 
     async def open_key_gate(
-        self, record: SlashingProtectionRecord, chain: ChainSpec, client: BeaconNodeClient
+        self,
+        record: SlashingProtectionRecord,
+        chain: ChainSpec,
+        client: BeaconNodeClient | None,
     ) -> KeyGate:
         """The key gate in front of a new signer, after consuming the clean-shutdown marker
         (every start does); with doppelganger protection, the liveness endpoint checked."""
@@ -465,11 +535,17 @@ class Startup:
 
     # -- 7. the Keymanager API ---------------------------------------------------------
 
-    async def start_keymanager(self, running: RunningParts) -> KeymanagerServer | None:
+    async def start_keymanager(
+        self, running: RunningParts, proposer_config: ProposerConfig = NO_PROPOSER_CONFIG
+    ) -> KeymanagerServer | None:
         """The Keymanager API (``--keymanager``) over the running parts."""
         options = self.options
         if not options.keymanager:
             return None
+        # What GET answers for a key without its own setting: the proposer config, then flags.
+        layered = ProposerSettings(
+            default_fee_recipient=options.suggested_fee_recipient, proposer_config=proposer_config
+        )
         try:
             server = await start_keymanager(
                 store=self.store,
@@ -484,6 +560,10 @@ class Startup:
                 default_fee_recipient=options.suggested_fee_recipient,
                 default_graffiti=options.graffiti or "",
                 remote=running.remote_sources,
+                defaults_of=lambda pubkey: (
+                    layered.fee_recipient(pubkey),
+                    layered.gas_limit(pubkey),
+                ),
             )
         except KeymanagerStartError as error:
             raise StartupError(str(error)) from None

@@ -14,6 +14,7 @@ docs/keymanager.md describes the API for operators.
 
 from keymanager.api.context import (
     DEFAULT_GAS_LIMIT,
+    KeyDefaults,
     KeymanagerContext,
     KeymanagerRecord,
     KeymanagerSigner,
@@ -44,6 +45,7 @@ __all__ = [
     "TOKEN_FILE_NAME",
     "DeleteResult",
     "KeyChanges",
+    "KeyDefaults",
     "KeyStatus",
     "KeymanagerContext",
     "KeymanagerRecord",

@@ -57,6 +57,9 @@ class KeymanagerSigner(Protocol):
         ...
 
 
+KeyDefaults = Callable[[bytes], tuple[bytes | None, int]]
+"""pubkey -> (fee recipient, gas limit) a key without its own setting uses."""
+
 ValidatorIndexResolver = Callable[[bytes], Awaitable[int | None]]
 """pubkey -> the validator's index on the chain, or None when the chain does not know it."""
 
@@ -68,8 +71,10 @@ class KeymanagerContext:
     The defaults are what GET answers for a key without its own setting:
     `default_fee_recipient` (20 bytes; None: the validator has no
     `--suggested-fee-recipient`, and GET feerecipient answers 404 for such a key),
-    `default_gas_limit`, `default_graffiti`. `genesis_validators_root` names the
-    chain whose slashing-protection history a keystore import may bring.
+    `default_gas_limit`, `default_graffiti`. `defaults_of`, when given, answers a
+    key's default fee recipient and gas limit instead (the validator's proposer
+    config names them per key). `genesis_validators_root` names the chain whose
+    slashing-protection history a keystore import may bring.
     """
 
     store: ValidatorStore
@@ -80,6 +85,17 @@ class KeymanagerContext:
     default_fee_recipient: bytes | None = None
     default_gas_limit: int = DEFAULT_GAS_LIMIT
     default_graffiti: str = ""
+    defaults_of: KeyDefaults | None = None
+
+    def fee_recipient_default(self, pubkey: bytes) -> bytes | None:
+        if self.defaults_of is None:
+            return self.default_fee_recipient
+        return self.defaults_of(pubkey)[0]
+
+    def gas_limit_default(self, pubkey: bytes) -> int:
+        if self.defaults_of is None:
+            return self.default_gas_limit
+        return self.defaults_of(pubkey)[1]
 
 
 def beacon_index_resolver(client: Any) -> ValidatorIndexResolver:

@@ -295,7 +295,7 @@ async def get_fee_recipient(request: web.Request) -> web.Response:
     pubkey = pubkey_parameter(request)
     context = request.app[CONTEXT_KEY]
     settings = await _settings_call(lambda: context.store.settings(pubkey))
-    address = settings.fee_recipient or context.default_fee_recipient
+    address = settings.fee_recipient or context.fee_recipient_default(pubkey)
     if address is None:
         raise ApiError(
             404,
@@ -332,7 +332,7 @@ async def get_gas_limit(request: web.Request) -> web.Response:
     settings = await _settings_call(lambda: context.store.settings(pubkey))
     gas_limit = settings.gas_limit
     if gas_limit is None:
-        gas_limit = context.default_gas_limit
+        gas_limit = context.gas_limit_default(pubkey)
     return json_response({"data": {"pubkey": format_pubkey(pubkey), "gas_limit": str(gas_limit)}})
 
 

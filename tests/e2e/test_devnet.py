@@ -76,6 +76,19 @@ def test_client_and_chain_both_keep_to_the_beacon_api_standard(tmp_path: Path) -
     assert summary["slashable_messages"] == 0
 
 
+def test_the_builder_flow_keeps_to_the_beacon_api_standard(tmp_path: Path) -> None:
+    """The strict run again with the simulated builder: registrations and blinded blocks
+    checked against the spec on both sides."""
+    code, summary = run(
+        tmp_path / "validators", slots=6, strict=True, seconds_per_slot=2.0, builder=True
+    )
+    assert code == 0
+    assert summary["strict_violations"] == 0, summary["strict_violation_details"]
+    assert summary["registrations_received"] > 0
+    assert summary["blinded_blocks_received"] == summary["blocks_proposed"] > 0
+    assert summary["missed_duties"] == 0, summary["missed_duties_detail"]
+
+
 # Slots each fault needs to show itself with 4-slot epochs (see validator/devnet/chain/faults.py).
 FAULT_SLOTS = {
     "double-vote": 4 * SLOTS_PER_EPOCH,
@@ -84,8 +97,12 @@ FAULT_SLOTS = {
     "conflicting-block": 2 * SLOTS_PER_EPOCH,
     "unavailable": 2 * SLOTS_PER_EPOCH + 2,
     "reorg": 3 * SLOTS_PER_EPOCH,
+    "duties-reorg": 2 * SLOTS_PER_EPOCH,
 }
-REFUSING_FAULTS = {"double-vote", "surround-vote", "far-future", "conflicting-block"}
+REFUSING_FAULTS = {"double-vote", "surround-vote", "far-future"}
+# The chain names the proposer of a slot already published again (under a new dependent
+# root): the client must not ask for a second block at all, so nothing is refused either.
+REPROPOSING_FAULTS = {"conflicting-block", "duties-reorg"}
 
 
 @pytest.mark.parametrize("fault", sorted(FAULT_SLOTS))
@@ -99,6 +116,40 @@ def test_a_misbehaving_chain_never_gets_a_slashable_message(tmp_path: Path, faul
     if fault in REFUSING_FAULTS:
         # The traps were offered and the client refused them (and counted it).
         assert summary["client_refusals"] > 0
+    if fault in REPROPOSING_FAULTS:
+        assert summary["repeated_block_requests"] == 0
+        assert summary["client_refusals"] == 0
+        assert summary["client_duties"]["block"]["refused"] == 0
     # Duties go on around the trap.
     assert summary["attestations_received"] > 0
     assert summary["blocks_proposed"] > 0
+
+
+def test_with_the_builder_every_proposal_is_a_builder_block(tmp_path: Path) -> None:
+    slots = 3 * SLOTS_PER_EPOCH
+    code, summary = run(tmp_path / "validators", slots=slots, builder=True)
+    assert code == 0
+    assert summary["builder"] is True
+    assert summary["invalid_signatures"] == 0 and summary["slashable_messages"] == 0
+    assert summary["client_refusals"] == 0
+    assert summary["missed_duties"] == 0, summary["missed_duties_detail"]
+    proposed = summary["blocks_proposed"]
+    assert proposed >= slots - 2
+    assert summary["client_blocks"] == {"local": 0, "builder": proposed}
+    assert summary["blinded_blocks_received"] == proposed
+    assert summary["builder_blocks_offered"] == proposed
+    # Every key registered at start and in every epoch after (the same signed messages).
+    assert summary["registrations_received"] >= 16 * 3
+
+
+def test_with_the_relay_offline_every_proposal_is_a_local_block(tmp_path: Path) -> None:
+    slots = 2 * SLOTS_PER_EPOCH
+    code, summary = run(tmp_path / "validators", slots=slots, builder=True, fault="builder-offline")
+    assert code == 0
+    assert summary["fault_events"]["relay_failures"] >= 1
+    assert summary["invalid_signatures"] == 0 and summary["slashable_messages"] == 0
+    assert summary["missed_duties"] == 0, summary["missed_duties_detail"]
+    proposed = summary["blocks_proposed"]
+    assert proposed >= slots - 2
+    assert summary["client_blocks"] == {"local": proposed, "builder": 0}
+    assert summary["blinded_blocks_received"] == 0

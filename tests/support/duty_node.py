@@ -112,6 +112,8 @@ class DutyNode(FakeBeaconNode):
         self.blinded_blocks = False
         #: route -> seconds to wait before answering (a slow beacon node).
         self.delays: dict[str, float] = {}
+        #: route -> awaited before answering it (a test acting while a duty waits on the node).
+        self.before_answer: dict[str, Callable[[web.Request], Awaitable[None]]] = {}
         self.arrivals: list[Arrival] = []
         self.attester_duty_requests: list[int] = []
         self._head_task: asyncio.Task[None] | None = None
@@ -358,6 +360,7 @@ class DutyNode(FakeBeaconNode):
             routes.BEACON_COMMITTEE_SUBSCRIPTIONS,
             routes.SYNC_COMMITTEE_SUBSCRIPTIONS,
             routes.PREPARE_BEACON_PROPOSER,
+            routes.REGISTER_VALIDATOR,
             routes.POOL_SYNC_COMMITTEES,
             routes.CONTRIBUTION_AND_PROOFS,
         ):
@@ -376,6 +379,9 @@ class DutyNode(FakeBeaconNode):
             delay = self.delays.get(route)
             if delay:
                 await asyncio.sleep(delay)
+            hook = self.before_answer.get(route)
+            if hook is not None:
+                await hook(request)
             return await handler(request)
 
         return handle

@@ -21,6 +21,7 @@ import orjson
 
 from validator.beacon import routes
 from validator.beacon.answers import CONSENSUS_VERSION, produced_block_from, versioned_data_from
+from validator.beacon.epbs import EpbsRoutes
 from validator.beacon.errors import BeaconApiError, BeaconNodeError, MalformedResponseError
 from validator.beacon.events import EventStream
 from validator.beacon.nodes import BeaconNode
@@ -29,7 +30,6 @@ from validator.beacon.transport import (
     JSON,
     SSZ,
     Answer,
-    BeaconTransport,
     RequestTimeouts,
     syncing_status_from,
 )
@@ -116,7 +116,7 @@ def encode_graffiti(text: str) -> bytes:
     return raw.ljust(32, b"\0")
 
 
-class BeaconNodeClient(BeaconTransport):
+class BeaconNodeClient(EpbsRoutes):
     """The validator client's connection to its beacon node(s).
 
     ``async with BeaconNodeClient(urls) as client:`` opens the HTTP session, checks

@@ -35,7 +35,8 @@ from validator.beacon.types import (
 
 log = logging.getLogger("validator.beacon")
 
-#: Topics the v4.0.0 spec allows on /eth/v1/events.
+#: Topics the v4.0.0 spec allows on /eth/v1/events, and ``execution_payload_available``
+#: (Gloas, beacon-APIs master), asked for only on a chain that schedules Gloas.
 EVENT_TOPICS = frozenset(
     {
         "head",
@@ -55,6 +56,7 @@ EVENT_TOPICS = frozenset(
         "payload_attributes",
         "blob_sidecar",
         "data_column_sidecar",
+        "execution_payload_available",
     }
 )
 

@@ -38,6 +38,14 @@ SYNC_COMMITTEE_CONTRIBUTION = "/eth/v1/validator/sync_committee_contribution"
 CONTRIBUTION_AND_PROOFS = "/eth/v1/validator/contribution_and_proofs"
 POOL_VOLUNTARY_EXITS = "/eth/v1/beacon/pool/voluntary_exits"
 EVENTS = "/eth/v1/events"
+# Gloas (ePBS)
+PTC_DUTIES = "/eth/v1/validator/duties/ptc/{epoch}"
+PAYLOAD_ATTESTATION_DATA = "/eth/v1/validator/payload_attestation_data"
+PAYLOAD_ATTESTATION_DATA_BY_SLOT = "/eth/v1/validator/payload_attestation_data/{slot}"
+POOL_PAYLOAD_ATTESTATIONS = "/eth/v1/beacon/pool/payload_attestations"
+PRODUCE_BLOCK_V4 = "/eth/v4/validator/blocks/{slot}"
+PUBLISH_EXECUTION_PAYLOAD_ENVELOPE = "/eth/v1/beacon/execution_payload_envelopes"
+PROPOSER_PREFERENCES = "/eth/v1/validator/proposer_preferences"
 
 
 def fill(route: str, **params: object) -> str:

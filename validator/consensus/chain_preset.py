@@ -9,7 +9,7 @@ while a minimal chain serves the minimal preset's own SLOTS_PER_EPOCH (8) and
 EPOCHS_PER_SYNC_COMMITTEE_PERIOD (8) by default.
 
 Fork versions follow one fixed scheme, ``<fork index> 00 de 7e``: phase0 is
-0x0000de7e, Electra 0x0500de7e, Fulu 0x0600de7e. No public network uses them,
+0x0000de7e, Electra 0x0500de7e, Fulu 0x0600de7e, Gloas 0x0700de7e. No public network uses them,
 and the genesis validators root differs per devnet anyway.
 """
 
@@ -33,8 +33,12 @@ def simulated_fork_version(fork: ForkName) -> bytes:
     return bytes([fork.order, 0x00, 0xDE, 0x7E])
 
 
+OPT_IN_FORKS: frozenset[ForkName] = frozenset({ForkName.GLOAS})
+"""Forks a simulated chain schedules only when told an epoch (``--gloas-fork-epoch``)."""
+
+
 def _all_forks_at_genesis() -> dict[ForkName, int]:
-    return {fork: 0 for fork in FORK_ORDER}
+    return {fork: 0 for fork in FORK_ORDER if fork not in OPT_IN_FORKS}
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,8 @@ class SimulatedChainConfig:
     slots_per_epoch: int = 8
     fork_epochs: Mapping[ForkName, int] = field(default_factory=_all_forks_at_genesis)
     """First epoch of each fork (FAR_FUTURE_EPOCH: never); one left out starts with the fork
-    before it, so ``{ForkName.ELECTRA: 2}`` runs Deneb in epochs 0-1, Electra and Fulu from 2."""
+    before it, so ``{ForkName.ELECTRA: 2}`` runs Deneb in epochs 0-1, Electra and Fulu from 2;
+    Gloas (opt-in) runs only from the epoch given for it."""
     epochs_per_sync_committee_period: int = 8
     preset: Preset = MAINNET
 
@@ -62,6 +67,8 @@ class SimulatedChainConfig:
             raise ValueError("phase0 starts at epoch 0")
 
     def fork_epoch(self, fork: ForkName) -> int:
+        if fork in OPT_IN_FORKS and fork not in self.fork_epochs:
+            return FAR_FUTURE_EPOCH
         epoch = 0
         for known in FORK_ORDER[: fork.order + 1]:
             epoch = self.fork_epochs.get(known, epoch)

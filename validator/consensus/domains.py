@@ -29,6 +29,9 @@ DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF = PROTOCOL_DOMAIN_TYPES[
 ]
 DOMAIN_CONTRIBUTION_AND_PROOF = PROTOCOL_DOMAIN_TYPES["DOMAIN_CONTRIBUTION_AND_PROOF"]
 DOMAIN_APPLICATION_BUILDER = PROTOCOL_DOMAIN_TYPES["DOMAIN_APPLICATION_BUILDER"]
+DOMAIN_BEACON_BUILDER = PROTOCOL_DOMAIN_TYPES["DOMAIN_BEACON_BUILDER"]
+DOMAIN_PTC_ATTESTER = PROTOCOL_DOMAIN_TYPES["DOMAIN_PTC_ATTESTER"]
+DOMAIN_PROPOSER_PREFERENCES = PROTOCOL_DOMAIN_TYPES["DOMAIN_PROPOSER_PREFERENCES"]
 
 ZERO_ROOT = bytes(32)
 
@@ -155,6 +158,21 @@ def voluntary_exit_fork_version(
 def application_builder_domain(chain: ChainSpec) -> bytes:
     """Builder registrations: the genesis fork version and a zero root, valid on every fork."""
     return compute_domain(DOMAIN_APPLICATION_BUILDER, chain.genesis_fork_version, ZERO_ROOT)
+
+
+def ptc_attester_domain(chain: ChainSpec, slot: int) -> bytes:
+    """PayloadAttestationData: the fork at the epoch of ``data.slot``."""
+    return get_domain(chain, DOMAIN_PTC_ATTESTER, chain.epoch_at_slot(slot))
+
+
+def beacon_builder_domain(chain: ChainSpec, slot: int) -> bytes:
+    """ExecutionPayloadEnvelope (and bids): the fork at the epoch of the block's ``slot``."""
+    return get_domain(chain, DOMAIN_BEACON_BUILDER, chain.epoch_at_slot(slot))
+
+
+def proposer_preferences_domain(chain: ChainSpec, proposal_slot: int) -> bytes:
+    """ProposerPreferences: the fork of the proposal's epoch, not of the epoch it is sent in."""
+    return get_domain(chain, DOMAIN_PROPOSER_PREFERENCES, chain.epoch_at_slot(proposal_slot))
 
 
 def _check_length(name: str, value: bytes, length: int) -> None:

@@ -18,6 +18,7 @@ class ForkName(StrEnum):
     DENEB = "deneb"
     ELECTRA = "electra"
     FULU = "fulu"
+    GLOAS = "gloas"
 
     @property
     def order(self) -> int:

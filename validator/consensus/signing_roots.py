@@ -13,9 +13,12 @@ from validator.consensus.domains import (
     aggregate_and_proof_domain,
     application_builder_domain,
     beacon_attester_domain,
+    beacon_builder_domain,
     beacon_proposer_domain,
     compute_signing_root,
     contribution_and_proof_domain,
+    proposer_preferences_domain,
+    ptc_attester_domain,
     randao_domain,
     selection_proof_domain,
     sync_committee_domain,
@@ -85,3 +88,23 @@ def voluntary_exit_signing_root(
 def validator_registration_signing_root(chain: ChainSpec, registration: View) -> bytes:
     """ValidatorRegistrationV1, under DOMAIN_APPLICATION_BUILDER (genesis version, zero root)."""
     return compute_signing_root(registration, application_builder_domain(chain))
+
+
+def payload_attestation_signing_root(chain: ChainSpec, data: View) -> bytes:
+    """PayloadAttestationData (Gloas), under the fork of ``data.slot``'s epoch."""
+    return compute_signing_root(data, ptc_attester_domain(chain, int(data.slot)))
+
+
+def execution_payload_envelope_signing_root(chain: ChainSpec, envelope: View, slot: int) -> bytes:
+    """ExecutionPayloadEnvelope (Gloas), under the fork of its block's ``slot``.
+
+    The envelope names its block by root only; the slot comes from the block (and equals
+    ``payload.slot_number``, which the caller checks).
+    """
+    return compute_signing_root(envelope, beacon_builder_domain(chain, slot))
+
+
+def proposer_preferences_signing_root(chain: ChainSpec, preferences: View) -> bytes:
+    """ProposerPreferences (Gloas), under the fork of the proposal slot's epoch."""
+    domain = proposer_preferences_domain(chain, int(preferences.proposal_slot))
+    return compute_signing_root(preferences, domain)

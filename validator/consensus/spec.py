@@ -82,6 +82,10 @@ PROTOCOL_DOMAIN_TYPES: dict[str, bytes] = {
     "DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF": bytes.fromhex("08000000"),
     "DOMAIN_CONTRIBUTION_AND_PROOF": bytes.fromhex("09000000"),
     "DOMAIN_APPLICATION_BUILDER": bytes.fromhex("00000001"),
+    # gloas beacon-chain.md
+    "DOMAIN_BEACON_BUILDER": bytes.fromhex("0b000000"),
+    "DOMAIN_PTC_ATTESTER": bytes.fromhex("0c000000"),
+    "DOMAIN_PROPOSER_PREFERENCES": bytes.fromhex("0d000000"),
 }
 
 # The fork each *_FORK_VERSION / *_FORK_EPOCH pair of /eth/v1/config/spec names.
@@ -92,6 +96,7 @@ _FORK_CONFIG_PREFIX: dict[ForkName, str] = {
     ForkName.DENEB: "DENEB",
     ForkName.ELECTRA: "ELECTRA",
     ForkName.FULU: "FULU",
+    ForkName.GLOAS: "GLOAS",
 }
 
 
@@ -145,6 +150,8 @@ class SpecConfig(_ApiModel):
     ELECTRA_FORK_EPOCH: Uint64 | None = None
     FULU_FORK_VERSION: ForkVersion | None = None
     FULU_FORK_EPOCH: Uint64 | None = None
+    GLOAS_FORK_VERSION: ForkVersion | None = None
+    GLOAS_FORK_EPOCH: Uint64 | None = None
 
     DOMAIN_BEACON_PROPOSER: DomainTypeHex
     DOMAIN_BEACON_ATTESTER: DomainTypeHex
@@ -158,6 +165,19 @@ class SpecConfig(_ApiModel):
     # Served by few nodes (it is a builder-specs constant); checked when present.
     DOMAIN_APPLICATION_BUILDER: DomainTypeHex | None = None
     DOMAIN_DEPOSIT: DomainTypeHex | None = None
+    # Gloas domains: served by nodes that know Gloas; checked when present.
+    DOMAIN_BEACON_BUILDER: DomainTypeHex | None = None
+    DOMAIN_PTC_ATTESTER: DomainTypeHex | None = None
+    DOMAIN_PROPOSER_PREFERENCES: DomainTypeHex | None = None
+
+    # Gloas deadlines in basis points of the slot (gloas validator.md); a node that does not
+    # serve them gets the spec's values.
+    ATTESTATION_DUE_BPS_GLOAS: Uint64 = 2500
+    AGGREGATE_DUE_BPS_GLOAS: Uint64 = 5000
+    SYNC_MESSAGE_DUE_BPS_GLOAS: Uint64 = 2500
+    CONTRIBUTION_DUE_BPS_GLOAS: Uint64 = 5000
+    PAYLOAD_DUE_BPS: Uint64 = 5000
+    PAYLOAD_ATTESTATION_DUE_BPS: Uint64 = 7500
 
     EPOCHS_PER_SYNC_COMMITTEE_PERIOD: Uint64
     SYNC_COMMITTEE_SIZE: Uint64
@@ -217,6 +237,10 @@ class SpecConfig(_ApiModel):
                 raise ValueError(
                     f"{name} is 0x{served.hex()}, but the consensus specs define 0x{expected.hex()}"
                 )
+        for name in GLOAS_DUE_BPS_NAMES:
+            if not 0 < getattr(self, name) <= 10_000:
+                served = getattr(self, name)
+                raise ValueError(f"{name} is {served}, not within 1..10000 basis points")
         self._preset = self._checked_preset()
         return self
 
@@ -350,6 +374,39 @@ UNSERVED_VERSION = b""
 """The version of a fork the node does not serve: no domain can be computed from it."""
 
 
+GLOAS_DUE_BPS_NAMES = (
+    "ATTESTATION_DUE_BPS_GLOAS",
+    "AGGREGATE_DUE_BPS_GLOAS",
+    "SYNC_MESSAGE_DUE_BPS_GLOAS",
+    "CONTRIBUTION_DUE_BPS_GLOAS",
+    "PAYLOAD_DUE_BPS",
+    "PAYLOAD_ATTESTATION_DUE_BPS",
+)
+
+
+@dataclass(frozen=True)
+class GloasDeadlines:
+    """The Gloas duty deadlines, in basis points of the slot (gloas validator.md)."""
+
+    attestation_due_bps: int = 2500
+    aggregate_due_bps: int = 5000
+    sync_message_due_bps: int = 2500
+    contribution_due_bps: int = 5000
+    payload_due_bps: int = 5000
+    payload_attestation_due_bps: int = 7500
+
+    @classmethod
+    def from_config(cls, config: SpecConfig) -> GloasDeadlines:
+        return cls(
+            attestation_due_bps=config.ATTESTATION_DUE_BPS_GLOAS,
+            aggregate_due_bps=config.AGGREGATE_DUE_BPS_GLOAS,
+            sync_message_due_bps=config.SYNC_MESSAGE_DUE_BPS_GLOAS,
+            contribution_due_bps=config.CONTRIBUTION_DUE_BPS_GLOAS,
+            payload_due_bps=config.PAYLOAD_DUE_BPS,
+            payload_attestation_due_bps=config.PAYLOAD_ATTESTATION_DUE_BPS,
+        )
+
+
 @dataclass(frozen=True)
 class ScheduledFork:
     """A fork with its version and first epoch (FAR_FUTURE_EPOCH when not scheduled)."""
@@ -384,6 +441,8 @@ class ChainSpec:
     """First epoch of a fork the node schedules that this client does not know."""
     preset: Preset = MAINNET
     """The preset the node runs: the one whose containers its objects have."""
+    gloas_deadlines: GloasDeadlines = GloasDeadlines()
+    """The deadlines of duties in Gloas slots, as the node serves them."""
 
     @classmethod
     def from_responses(
@@ -433,6 +492,7 @@ class ChainSpec:
             max_committees_per_slot=config.MAX_COMMITTEES_PER_SLOT,
             unknown_fork_epoch=unknown_fork_epoch,
             preset=config.preset,
+            gloas_deadlines=GloasDeadlines.from_config(config),
         )
 
     # --- slots and epochs -------------------------------------------------
@@ -500,6 +560,23 @@ class ChainSpec:
 
     def fork_version(self, name: ForkName) -> bytes:
         return self.forks[name.order].version
+
+    @property
+    def gloas_fork_epoch(self) -> int:
+        """The first Gloas epoch (FAR_FUTURE_EPOCH when not scheduled): from it on there are
+        no builder registrations or blinded blocks, and proposers sign preferences instead."""
+        return self.forks[ForkName.GLOAS.order].epoch
+
+    def is_gloas_epoch(self, epoch: int) -> bool:
+        """Whether Gloas (ePBS) is in force at ``epoch``."""
+        return epoch >= self.gloas_fork_epoch
+
+    def is_gloas_slot(self, slot: int) -> bool:
+        return self.is_gloas_epoch(self.epoch_at_slot(slot))
+
+    def ms_into_slot(self, bps: int) -> int:
+        """``get_slot_component_duration_ms``: ``bps`` basis points of the slot, in ms."""
+        return bps * self.slot_duration_ms // 10_000
 
 
 def _check_fork_schedule(forks: Sequence[ScheduledFork], schedule: Sequence[ApiFork]) -> int:

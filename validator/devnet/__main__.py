@@ -64,9 +64,22 @@ def main(
     preset: Annotated[
         str, typer.Option(help="The chain's preset: mainnet or minimal (a new chain's).")
     ] = "mainnet",
+    gloas_fork_epoch: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Schedule Gloas (ePBS) at this epoch (a new chain's; default off)."
+        ),
+    ] = None,
     fault: Annotated[str | None, typer.Option(help="Misbehave: " + ", ".join(Fault))] = None,
     strict: Annotated[
         bool, typer.Option(help="Hold every exchange to the Beacon API spec.")
+    ] = False,
+    builder: Annotated[
+        bool,
+        typer.Option(
+            "--builder",
+            help="Run a simulated builder and relay: registrations, blinded blocks.",
+        ),
     ] = False,
     host: Annotated[str, typer.Option()] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="0 picks a free port.")] = 0,
@@ -88,8 +101,10 @@ def main(
             slots_per_epoch,
             fault=fault,
             strict=strict,
+            builder=builder,
             genesis_delay=genesis_delay,
             preset=preset,
+            gloas_fork_epoch=gloas_fork_epoch,
         )
         result = asyncio.run(_serve(node, host, port, slots))
     except (DevnetStateError, SpecLoadError, ValueError, OSError) as failure:

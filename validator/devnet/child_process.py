@@ -59,6 +59,8 @@ class DevnetProcess:
         port: int = 0,
         genesis_delay: float = 0.0,
         preset: str = "mainnet",
+        gloas_fork_epoch: int | None = None,
+        builder: bool = False,
         ready_timeout: float = 120.0,
         own_session: bool = False,
     ) -> DevnetProcess:
@@ -92,10 +94,14 @@ class DevnetProcess:
             "--preset",
             preset,
         ]
+        if gloas_fork_epoch is not None:
+            command += ["--gloas-fork-epoch", str(gloas_fork_epoch)]
         if fault is not None:
             command += ["--fault", Fault.parse(str(fault)).value]
         if strict:
             command.append("--strict")
+        if builder:
+            command.append("--builder")
         # The child imports this very package, installed or not.
         package_root = str(Path(__file__).resolve().parents[2])
         path = os.environ.get("PYTHONPATH")

@@ -32,6 +32,7 @@ from validator.devnet.chain.faults import Fault, FaultInjector
 from validator.devnet.chain.finality import FinalityTracker
 from validator.devnet.chain.ledger import Ledger
 from validator.devnet.chain.registry import ValidatorLifecycle, ValidatorRegistry
+from validator.devnet.chain.relay import SimulatedRelay
 from validator.devnet.chain.simulated_chain import DevnetChain, genesis_block_record
 from validator.devnet.chain.state_directory import (
     STATE_VERSION,
@@ -61,6 +62,8 @@ class SimulatedBeaconNode:
         genesis_delay: float = 0.0,
         count_duties_from_slot: int | None = None,
         preset: str = MAINNET.name,
+        gloas_fork_epoch: int | None = None,
+        builder: bool = False,
     ) -> None:
         """A devnet kept in ``state_dir`` (use ``devnet_state_dir(validators_dir)``).
 
@@ -69,6 +72,7 @@ class SimulatedBeaconNode:
         (default: the first slot that starts after ``start()``); see
         ``start_counting_duties`` to move it later once the client is up.
         ``preset``: the preset's name (``mainnet`` or ``minimal``), for a new chain.
+        ``builder``: run the simulated builder and relay (``validator.devnet.chain.relay``).
         """
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
@@ -87,8 +91,10 @@ class SimulatedBeaconNode:
         self.slots_per_epoch = slots_per_epoch
         self.epochs_per_sync_committee_period = epochs_per_sync_committee_period
         self.preset = preset
+        self.gloas_fork_epoch = gloas_fork_epoch
         self.fault = Fault.parse(fault) if isinstance(fault, str) else fault
         self.strict = strict
+        self.builder = builder
         self.genesis_delay = genesis_delay
         self._count_from = count_duties_from_slot
         self._store = DevnetStore(self.state_dir)
@@ -229,6 +235,7 @@ class SimulatedBeaconNode:
                 "genesis_validators_root": to_hex(chain.identity.genesis_validators_root),
                 "fault": self.fault.value if self.fault else None,
                 "strict": self.strict,
+                "builder": self.builder,
                 "current_slot": chain.current_slot(),
                 "head_slot": chain.tree.head.slot,
                 "head_root": to_hex(chain.tree.head.root),
@@ -256,6 +263,7 @@ class SimulatedBeaconNode:
     def _requested(self) -> dict[str, object]:
         return {
             "preset": self.preset,
+            "gloas_fork_epoch": self.gloas_fork_epoch,
             "validator_count": self.validator_count,
             "slot_duration_ms": self.slot_duration_ms,
             "slots_per_epoch": self.slots_per_epoch,
@@ -276,6 +284,7 @@ class SimulatedBeaconNode:
                 slots_per_epoch=self.slots_per_epoch,
                 epochs_per_sync_committee_period=self.epochs_per_sync_committee_period,
                 preset=self.preset,
+                gloas_fork_epoch=self.gloas_fork_epoch,
             )
             await asyncio.to_thread(store.save_pubkeys, list(registry.pubkeys))
         else:
@@ -324,6 +333,8 @@ class SimulatedBeaconNode:
         chain.duties.proposer_pins.update(pins)
         if self.fault is not None:
             chain.faults = FaultInjector(self.fault, chain, self._schedule)
+        if self.builder:
+            chain.relay = SimulatedRelay()
         return chain
 
     def _state_json(self) -> bytes:

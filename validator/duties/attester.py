@@ -30,7 +30,14 @@ from validator.beacon import AttesterDuty, BeaconApiError, BeaconNodeError
 from validator.consensus.encoding import to_hex
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import UnsupportedForkError
-from validator.consensus.ssz import AttestationData, SszInputError, electra, from_json, to_json
+from validator.consensus.ssz import (
+    AttestationData,
+    SszInputError,
+    electra,
+    from_json,
+    gloas,
+    to_json,
+)
 from validator.duties.context import (
     DutyContext,
     deadline_passed,
@@ -63,10 +70,11 @@ class Attester:
         # (slot, pubkey) -> aggregator selection proof, signed ahead with the subscriptions.
         self._selection_proofs: dict[tuple[int, bytes], bytes] = {}
 
-    @property
-    def _containers(self) -> SimpleNamespace:
-        """The chain's preset's Electra containers (built once per preset, then a lookup)."""
-        return electra.containers(self._ctx.chain.preset)
+    def _containers(self, slot: int) -> SimpleNamespace:
+        """The chain's preset's Electra containers, or Gloas's (EIP-7688 progressive
+        attestations) in a Gloas slot (built once per preset, then a lookup)."""
+        fork = gloas if self._ctx.chain.is_gloas_slot(slot) else electra
+        return fork.containers(self._ctx.chain.preset)
 
     # -- attesting ---------------------------------------------------------------
 
@@ -74,7 +82,11 @@ class Attester:
         epoch = self._ctx.chain.epoch_at_slot(slot)
         if int(data.slot) != slot:
             return "wrong_slot", f"asked for slot {slot}'s attestation data, got slot {data.slot}'s"
-        if int(data.index) != 0:
+        if self._ctx.chain.is_gloas_slot(slot):
+            # From Gloas the index is the payload-status vote the node fills: 0 or 1.
+            if int(data.index) not in (0, 1):
+                return "wrong_index", f"a Gloas attestation's index is 0 or 1, got {data.index}"
+        elif int(data.index) != 0:
             return "wrong_index", f"attestation data from Electra on has index 0, got {data.index}"
         if int(data.target.epoch) != epoch:
             return (
@@ -319,7 +331,7 @@ class Attester:
                 *(
                     self._ctx.signer.sign_aggregate_and_proof(
                         duty.pubkey,
-                        self._containers.AggregateAndProof(
+                        self._containers(slot).AggregateAndProof(
                             aggregator_index=duty.validator_index,
                             aggregate=aggregate,
                             selection_proof=proofs[duty.pubkey],
@@ -376,7 +388,10 @@ class Attester:
             answer = await self._ctx.client.get_aggregate_attestation(
                 slot, data_root, committee_index
             )
-            aggregate = from_json(self._containers.Attestation, answer.data)
+            if self._ctx.chain.is_gloas_slot(slot) and answer.version != "gloas":
+                refuse(DutyKind.AGGREGATE, "wrong_version")
+                return None, DutyResult.REFUSED, f"a {answer.version!r} aggregate in a Gloas slot"
+            aggregate = from_json(self._containers(slot).Attestation, answer.data)
         except BeaconApiError as error:
             result = DutyResult.SKIPPED if error.status == 404 else DutyResult.FAILED
             return None, result, str(error)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from validator.beacon import BeaconApiError, BeaconNodeClient, BeaconNodeError, PublishResult
 from validator.consensus.spec import ChainSpec
+from validator.duties.journal import JOURNAL
 from validator.duties.metrics import DUTIES, DUTY_REFUSALS, PUBLISH_DELAY, DutyKind, DutyResult
 from validator.duties.slot_clock import SlotClock
 from validator.duties.tracker import DutyTracker
@@ -60,10 +61,18 @@ def send_deadline(clock: SlotClock, kind: DutyKind, slot: int) -> float:
 
     Blocks, sync committee messages and contributions are for their slot only (nodes
     reject sync messages of another slot); attestations and aggregates are still
-    included from the next slot's blocks, so they may go out until it ends.
+    included from the next slot's blocks, so they may go out until it ends. Gloas PTC
+    votes are due ``PAYLOAD_ATTESTATION_DUE_BPS`` into their slot, preferences before
+    their proposal slot begins.
     """
     if kind in (DutyKind.ATTESTATION, DutyKind.AGGREGATE):
         return clock.slot_start(slot + 2)
+    if kind is DutyKind.PAYLOAD_ATTESTATION:
+        # PAYLOAD_ATTESTATION_DUE_BPS: the proposer of the next slot aggregates them by then.
+        bps = clock.chain.gloas_deadlines.payload_attestation_due_bps
+        return clock.slot_start(slot) + clock.chain.ms_into_slot(bps) / 1000
+    if kind is DutyKind.PROPOSER_PREFERENCES:
+        return clock.slot_start(slot)  # ``slot``: the proposal's; builders bid before it
     return clock.slot_start(slot + 1)
 
 
@@ -142,9 +151,11 @@ def report(
     ``skipped_quietly`` logs "skipped" (not an aggregator ...) at debug level only.
     """
     by_result: dict[DutyResult, list[int]] = defaultdict(list)
+    outcomes = list(outcomes)
     for index, result in outcomes:
         by_result[result].append(index)
         DUTIES.labels(kind.value, result.value).inc()
+    JOURNAL.note(slot, kind, outcomes)
     for result, indices in by_result.items():
         level = {
             DutyResult.PUBLISHED: logging.INFO,

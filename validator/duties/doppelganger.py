@@ -112,7 +112,7 @@ class KeyGate:
         record: SlashingProtectionRecord,
         halts: HaltStore,
         chain: ChainSpec,
-        client: BeaconNodeClient,
+        client: BeaconNodeClient | None,
         protection: bool,
         clean_shutdown: CleanShutdown | None,
         on_doppelganger: Callable[[], None],
@@ -122,7 +122,7 @@ class KeyGate:
         self._record = record
         self._halts = halts
         self._chain = chain
-        self._client = client
+        self._beacon = client
         self.protection = protection
         self._clean = clean_shutdown
         self._on_doppelganger = on_doppelganger
@@ -136,6 +136,13 @@ class KeyGate:
         self.doppelganger_found = False
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def _client(self) -> BeaconNodeClient:
+        """The beacon node; ``validator signer --network`` has none and never watches."""
+        if self._beacon is None:
+            raise BeaconNodeError("no beacon node is configured")
+        return self._beacon
 
     # -- states ----------------------------------------------------------------------
 

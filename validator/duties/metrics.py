@@ -20,6 +20,10 @@ class DutyKind(StrEnum):
     AGGREGATE = "aggregate"
     SYNC_COMMITTEE_MESSAGE = "sync_committee_message"
     SYNC_CONTRIBUTION = "sync_contribution"
+    # Gloas (ePBS)
+    PAYLOAD_ATTESTATION = "payload_attestation"
+    EXECUTION_PAYLOAD_ENVELOPE = "execution_payload_envelope"
+    PROPOSER_PREFERENCES = "proposer_preferences"
 
 
 class DutyResult(StrEnum):
@@ -104,4 +108,31 @@ HALTS = Counter(
     "validator_halts_total",
     "Keys halted by this process, by reason (doppelganger, slashed).",
     ["reason"],
+)
+
+BLOCKS_PROPOSED = Counter(
+    "validator_blocks_proposed_total",
+    "Blocks signed and published, by who built the execution payload: local (the beacon "
+    "node's execution client) or builder (an external builder through a relay, a blinded block).",
+    ["kind"],
+)
+
+BUILDER_REGISTRATIONS = Counter(
+    "validator_builder_registrations_total",
+    "Builder registrations by outcome: signed (a new signature: first round, a changed fee "
+    "recipient or gas limit, a new key), refused (the signer refused to sign one), accepted "
+    "and failed (per beacon node a batch went to; a failed one is sent again next epoch).",
+    ["result"],
+)
+
+REGISTRATION_BATCH_SECONDS = Histogram(
+    "validator_builder_registration_batch_seconds",
+    "Time to submit one batch of builder registrations to every beacon node.",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+
+BUILDER_FEE_RECIPIENT_MISMATCHES = Counter(
+    "validator_builder_fee_recipient_mismatches_total",
+    "Blinded blocks whose payload header pays another fee recipient than the key's setting "
+    "(published all the same: the relay decides payments).",
 )

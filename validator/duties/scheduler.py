@@ -8,14 +8,21 @@ Each slot starts three flows, each its own task so none can delay another:
 - sync committee, the message at the head event or one third, contributions at
   two thirds.
 
+From Gloas on the times are the spec's basis points of the slot (attestations and sync
+messages at 25%, aggregates and contributions at 50%), a fourth flow casts the payload
+timeliness committee's votes (at ``PAYLOAD_DUE_BPS``, due by ``PAYLOAD_ATTESTATION_DUE_BPS``),
+and each epoch's work signs proposer preferences (from one epoch before the fork) instead of
+``prepare_beacon_proposer``.
+
 Every flow has a deadline (the end of the next slot), after which it is
 cancelled: a message that late is worthless, and a stuck beacon node must not
 pile up tasks. Within it, each message kind has its own send deadline
 (``context.send_deadline``); past that it is dropped and counted missed.
 Each epoch (and when the keys change) a separate task looks up validator
 indices, fetches the duties of the epoch and the next, and sends the
-subscriptions and proposer preparations. The head/block event stream runs
-alongside; when it is down, the timers alone drive the flows.
+subscriptions and proposer preparations, and (with the builder flow) sends the
+builder registrations. The head/block event stream runs alongside; when it is
+down, the timers alone drive the flows.
 """
 
 from __future__ import annotations
@@ -36,20 +43,27 @@ from validator.beacon import (
     EventStream,
     HeadEvent,
     ProposerPreparation,
+    RawEvent,
     SyncCommitteeSubscription,
     SyncDuty,
 )
+from validator.consensus.forks import FAR_FUTURE_EPOCH
 from validator.consensus.spec import BeforeGenesisError
 from validator.duties.attester import Attester, SlotAttestations
 from validator.duties.context import DutyContext
 from validator.duties.metrics import CURRENT_SLOT, HEAD_SLOT
+from validator.duties.preferences import ProposerPreferencesDuty
 from validator.duties.proposer import BlockProposer
+from validator.duties.ptc import PayloadTimelinessDuties
+from validator.duties.registrations import BuilderRegistrations
 from validator.duties.sync_committee import SyncCommitteeDuties
 from validator.duties.tracker import DutyListKind, FetchReason, Refetch
 
 log = logging.getLogger("validator.scheduler")
 
 EVENT_TOPICS = ("head", "block", "chain_reorg")
+PAYLOAD_AVAILABLE_TOPIC = "execution_payload_available"
+"""Asked for only when the chain schedules Gloas (older nodes refuse unknown topics)."""
 
 DutyT = TypeVar("DutyT", AttesterDuty, SyncDuty)
 
@@ -65,17 +79,28 @@ class DutyScheduler:
         on_slot: Callable[[int], None] | None = None,
         extra_topics: Sequence[str] = (),
         on_event: Callable[[BeaconEvent], None] | None = None,
+        registrations: BuilderRegistrations | None = None,
     ) -> None:
         self._ctx = context
+        self._registrations = registrations
         self._use_events = use_events
         self._on_slot = on_slot
         #: More topics on the same stream, each of their events handed to ``on_event``
         #: (the key gate's slashing reports).
-        self._topics = tuple(dict.fromkeys([*EVENT_TOPICS, *extra_topics]))
+        gloas_topics = (
+            (PAYLOAD_AVAILABLE_TOPIC,)
+            if context.chain.gloas_fork_epoch != FAR_FUTURE_EPOCH
+            else ()
+        )
+        self._topics = tuple(dict.fromkeys([*EVENT_TOPICS, *gloas_topics, *extra_topics]))
+        # slot -> set once the node announces the slot's payload (the PTC may vote early).
+        self._payloads: dict[int, asyncio.Event] = {}
         self._on_other_event = on_event
         self.proposer = BlockProposer(context)
         self.attester = Attester(context)
         self.sync = SyncCommitteeDuties(context)
+        self.ptc = PayloadTimelinessDuties(context)
+        self.preferences = ProposerPreferencesDuty(context)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._heads: dict[int, asyncio.Event] = {}
         self._head_roots: dict[int, bytes] = {}
@@ -168,6 +193,10 @@ class DutyScheduler:
             self._ctx.tracker.on_reorg(event)
         elif isinstance(event, BlockEvent):
             log.debug("block 0x%s at slot %d", event.block.hex()[:16], event.slot)
+        elif isinstance(event, RawEvent) and event.topic == PAYLOAD_AVAILABLE_TOPIC:
+            slot = event.data.get("slot") if isinstance(event.data, dict) else None
+            if isinstance(slot, str) and slot.isdigit():
+                self._payload_event(int(slot)).set()
         if self._on_other_event is not None:
             self._on_other_event(event)
 
@@ -283,12 +312,58 @@ class DutyScheduler:
         self._spawn(self._proposal_flow(slot), f"proposal-{slot}", clock.slot_start(slot + 1))
         self._spawn(self._attestation_flow(slot), f"attestation-{slot}", deadline)
         self._spawn(self._sync_flow(slot), f"sync-{slot}", deadline)
+        if chain.is_gloas_slot(slot):
+            self._spawn(self._ptc_flow(slot), f"ptc-{slot}", clock.slot_start(slot + 1))
         for old in [key for key in self._heads if key < slot - 2]:
             self._heads.pop(old, None)
             self._head_roots.pop(old, None)
         self.attester.forget_before(slot - 1)
 
     # -- flows -------------------------------------------------------------------
+
+    def _first_due(self, slot: int) -> float:
+        """When attestations and sync messages go out: one third into the slot, or
+        ``ATTESTATION_DUE_BPS_GLOAS`` (and ``SYNC_MESSAGE_DUE_BPS_GLOAS``) from Gloas on."""
+        clock, chain = self._ctx.clock, self._ctx.chain
+        if chain.is_gloas_slot(slot):
+            deadlines = chain.gloas_deadlines
+            return clock.slot_bps(
+                slot, min(deadlines.attestation_due_bps, deadlines.sync_message_due_bps)
+            )
+        return clock.slot_fraction(slot, 1, 3)
+
+    def _second_due(self, slot: int) -> float:
+        """When aggregates and contributions go out: two thirds, or the Gloas BPS."""
+        clock, chain = self._ctx.clock, self._ctx.chain
+        if chain.is_gloas_slot(slot):
+            deadlines = chain.gloas_deadlines
+            return clock.slot_bps(
+                slot, min(deadlines.aggregate_due_bps, deadlines.contribution_due_bps)
+            )
+        return clock.slot_fraction(slot, 2, 3)
+
+    async def _ptc_flow(self, slot: int) -> None:
+        """The keys' PTC votes for ``slot``, asked once the node has judged the payload."""
+        clock = self._ctx.clock
+        seats = await self._ctx.tracker.ptc_at(slot)
+        if not seats:
+            return
+        # At PAYLOAD_DUE_BPS, or as soon as the node announces the slot's payload.
+        due = clock.slot_bps(slot, self._ctx.chain.gloas_deadlines.payload_due_bps)
+        remaining = clock.seconds_until(due)
+        if remaining > 0:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await self._payload_event(slot).wait()
+        await self.ptc.attest(slot, seats)
+
+    def _payload_event(self, slot: int) -> asyncio.Event:
+        event = self._payloads.get(slot)
+        if event is None:
+            event = self._payloads[slot] = asyncio.Event()
+            for old in [key for key in self._payloads if key < slot - 2]:
+                del self._payloads[old]
+        return event
 
     async def _proposal_flow(self, slot: int) -> None:
         duty = await self._ctx.tracker.proposer_at(slot)
@@ -297,6 +372,15 @@ class DutyScheduler:
         attempt = (slot, duty.validator_index)
         if attempt in self._proposing:
             return  # a re-org named the same proposer again while its proposal is under way
+        if self.proposer.signed_for(slot, duty.pubkey):
+            # Published (or signed) already: a second block request could only be refused
+            # by the record, and operators alarm on those refusals.
+            log.info(
+                "slot %d: validator %d already signed its block; not proposing again",
+                slot,
+                duty.validator_index,
+            )
+            return
         self._proposing.add(attempt)
         try:
             await self.proposer.propose(slot, duty)
@@ -308,9 +392,9 @@ class DutyScheduler:
         duties = await self._ctx.tracker.attesters_at(slot)
         if not duties:
             return
-        await self._wait_for_head(slot, clock.slot_fraction(slot, 1, 3))
+        await self._wait_for_head(slot, self._first_due(slot))
         made: SlotAttestations = await self.attester.attest(slot, duties)
-        await clock.sleep_until(clock.slot_fraction(slot, 2, 3))
+        await clock.sleep_until(self._second_due(slot))
         # A re-org since may have re-shuffled the committees: aggregate only for the
         # duties that still hold, as they now are.
         still = set(await self._ctx.tracker.attesters_at(slot))
@@ -327,11 +411,11 @@ class DutyScheduler:
         members = await self._ctx.tracker.sync_members_at(slot)
         if not members:
             return
-        head_root = await self._wait_for_head(slot, clock.slot_fraction(slot, 1, 3))
+        head_root = await self._wait_for_head(slot, self._first_due(slot))
 
         async def members_flow(group: list[SyncDuty]) -> None:
             root = await self.sync.send_messages(slot, group, head_root)
-            await clock.sleep_until(clock.slot_fraction(slot, 2, 3))
+            await clock.sleep_until(self._second_due(slot))
             await self.sync.send_contributions(slot, group, root)
 
         # Local and remote keys apart: a slow remote signer holds back no local member.
@@ -349,6 +433,9 @@ class DutyScheduler:
     async def _epoch_work(self, epoch: int) -> None:
         self._prepared_epochs.add(epoch)
         self._prepared_epochs = {e for e in self._prepared_epochs if e >= epoch - 1}
+        if self._registrations is not None:
+            # Its own task: a slow relay or a first round of many signatures holds up no duty.
+            self._spawn(self._registrations.round(epoch), f"registrations-{epoch}")
         tracker = self._ctx.tracker
         if tracker.keys_changed() or tracker.unresolved or not tracker.indices:
             changed = await tracker.resolve_indices()
@@ -361,7 +448,8 @@ class DutyScheduler:
             self._subscribe(epoch),
             self._subscribe(epoch + 1),
             self._subscribe_sync(epoch),
-            self._prepare_proposers(),
+            self._prepare_proposers(epoch),
+            self.preferences.announce(epoch),
         )
 
     def _on_keys_changed(self) -> None:
@@ -382,7 +470,8 @@ class DutyScheduler:
             await asyncio.gather(
                 tracker.prepare_epoch(epoch), self._subscribe(epoch), self._subscribe(epoch + 1)
             )
-            await self._prepare_proposers()
+            await self._prepare_proposers(epoch)
+            await self.preferences.announce(epoch)
 
     def _on_refetch(self, refetch: Refetch) -> None:
         if refetch.kind is DutyListKind.ATTESTER:
@@ -390,9 +479,14 @@ class DutyScheduler:
             self._spawn(self._subscribe(refetch.epoch), f"subscribe-{refetch.epoch}")
         elif refetch.kind is DutyListKind.PROPOSER:
             # A re-org may name one of the keys as the proposer of the slot under way: propose
-            # (again). The signer's cheap pre-check refuses a key that already signed the slot.
+            # then. A list that names the same proposer for the slot changes nothing, and a
+            # key never proposes a slot twice (``_proposal_flow``).
             slot = self._ctx.clock.wall_slot()
-            if self._ctx.chain.epoch_at_slot(slot) == refetch.epoch and slot >= 0:
+            if (
+                slot >= 0
+                and self._ctx.chain.epoch_at_slot(slot) == refetch.epoch
+                and slot in refetch.proposers_changed
+            ):
                 deadline = self._ctx.clock.slot_start(slot + 1)
                 self._spawn(self._proposal_flow(slot), f"proposal-{slot}-again", deadline)
 
@@ -449,7 +543,9 @@ class DutyScheduler:
         except BeaconNodeError as error:
             log.warning("sync committee subscriptions for epoch %d failed: %s", epoch, error)
 
-    async def _prepare_proposers(self) -> None:
+    async def _prepare_proposers(self, epoch: int) -> None:
+        if self._ctx.chain.is_gloas_epoch(epoch):
+            return  # proposer preferences carry the fee recipient from Gloas on
         settings = self._ctx.settings
         preparations = []
         for pubkey, index in sorted(self._ctx.tracker.indices.items(), key=lambda item: item[1]):

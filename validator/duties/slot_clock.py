@@ -30,6 +30,10 @@ class SlotClock:
         """Unix time ``numerator/denominator`` of the way into ``slot``."""
         return self.slot_start(slot) + self.seconds_per_slot * numerator / denominator
 
+    def slot_bps(self, slot: int, bps: int) -> float:
+        """Unix time ``bps`` basis points into ``slot`` (the Gloas deadlines' unit)."""
+        return self.slot_start(slot) + self.chain.ms_into_slot(bps) / 1000
+
     def current_slot(self) -> int:
         """The slot the clock is in; ``BeforeGenesisError`` before genesis."""
         return self.chain.current_slot(self._now())

@@ -26,6 +26,7 @@ import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from validator.beacon import (
     AttesterDuties,
@@ -39,6 +40,7 @@ from validator.beacon import (
     SyncDuties,
     SyncDuty,
 )
+from validator.beacon.epbs import PtcDuties, PtcDuty
 from validator.consensus.spec import ChainSpec
 from validator.duties.metrics import (
     DUTY_FETCH_FAILURES,
@@ -54,6 +56,7 @@ class DutyListKind(StrEnum):
     ATTESTER = "attester"
     PROPOSER = "proposer"
     SYNC = "sync"
+    PTC = "ptc"
 
 
 class FetchReason(StrEnum):
@@ -64,7 +67,7 @@ class FetchReason(StrEnum):
     KEYS_CHANGED = "keys_changed"
 
 
-DutyList = AttesterDuties | ProposerDuties | SyncDuties
+DutyList = AttesterDuties | ProposerDuties | SyncDuties | PtcDuties
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,19 @@ class Refetch:
     kind: DutyListKind
     epoch: int
     reason: FetchReason
+    #: For proposer duties: the slots whose proposer changed (a list whose dependent root
+    #: alone changed names none).
+    proposers_changed: frozenset[int] = frozenset()
+
+
+def _proposers_changed(previous: DutyList, fetched: DutyList) -> frozenset[int]:
+    if not isinstance(previous, ProposerDuties) or not isinstance(fetched, ProposerDuties):
+        return frozenset()
+    before = {duty.slot: duty.validator_index for duty in previous.duties}
+    after = {duty.slot: duty.validator_index for duty in fetched.duties}
+    return frozenset(
+        slot for slot in before.keys() | after.keys() if before.get(slot) != after.get(slot)
+    )
 
 
 class DutyTracker:
@@ -158,6 +174,8 @@ class DutyTracker:
             return await self._client.get_attester_duties(epoch, indices)
         if kind is DutyListKind.PROPOSER:
             return await self._client.get_proposer_duties(epoch)
+        if kind is DutyListKind.PTC:
+            return await self._client.get_ptc_duties(epoch, indices)
         return await self._client.get_sync_duties(epoch, indices)
 
     async def _fetch_and_keep(
@@ -173,7 +191,7 @@ class DutyTracker:
         previous = self._replaced.pop((kind, epoch), None) or self._lists.get((kind, epoch))
         self._lists[(kind, epoch)] = fetched
         if previous is not None and previous != fetched and self.on_refetch is not None:
-            self.on_refetch(Refetch(kind, epoch, reason))
+            self.on_refetch(Refetch(kind, epoch, reason, _proposers_changed(previous, fetched)))
         return fetched
 
     async def get(
@@ -243,7 +261,17 @@ class DutyTracker:
             self.get(DutyListKind.ATTESTER, epoch + 1),
             self.get(DutyListKind.SYNC, epoch),
             self.get(DutyListKind.SYNC, epoch + 1),
+            *self._ptc_lists(epoch),
         )
+
+    def _ptc_lists(self, epoch: int) -> list[Any]:
+        """PTC duties exist from Gloas on; the first Gloas epoch's are fetched in the epoch
+        before, like every next epoch's."""
+        return [
+            self.get(DutyListKind.PTC, duty_epoch)
+            for duty_epoch in (epoch, epoch + 1)
+            if self._chain.is_gloas_epoch(duty_epoch)
+        ]
 
     def refetch_all(self, reason: FetchReason, *, from_epoch: int = 0) -> None:
         """Fetch every held list (of ``from_epoch`` on) again: after an event-stream
@@ -273,11 +301,17 @@ class DutyTracker:
             (DutyListKind.ATTESTER, epoch, event.previous_duty_dependent_root),
             (DutyListKind.ATTESTER, epoch + 1, event.current_duty_dependent_root),
             (DutyListKind.PROPOSER, epoch, event.current_duty_dependent_root),
+            # PTC seats are drawn from the epoch's committees: the attester duties' roots.
+            (DutyListKind.PTC, epoch, event.previous_duty_dependent_root),
+            (DutyListKind.PTC, epoch + 1, event.current_duty_dependent_root),
         ]
         stale = []
         for kind, duty_epoch, root in expected:
             held = self._lists.get((kind, duty_epoch))
-            if isinstance(held, (AttesterDuties, ProposerDuties)) and held.dependent_root != root:
+            if (
+                isinstance(held, (AttesterDuties, ProposerDuties, PtcDuties))
+                and held.dependent_root != root
+            ):
                 log.info(
                     "%s duties of epoch %d depend on 0x%s, the head now on 0x%s: fetching again",
                     kind.value,
@@ -331,6 +365,21 @@ class DutyTracker:
         if not isinstance(duties, SyncDuties):
             return []
         return [duty for duty in duties.duties if self._ours(duty.pubkey)]
+
+    async def ptc_at(self, slot: int) -> list[PtcDuty]:
+        """The PTC seats the node listed for ``slot`` (the caller checks that each is one
+        of the keys', under its own index), one per validator: a validator with several
+        seats sends one message, as gossip keeps the first per slot and validator."""
+        if not self._chain.is_gloas_slot(slot):
+            return []
+        duties = await self.get(DutyListKind.PTC, self._chain.epoch_at_slot(slot))
+        if not isinstance(duties, PtcDuties):
+            return []
+        seats: dict[tuple[bytes, int], PtcDuty] = {}
+        for duty in duties.duties:
+            if duty.slot == slot:
+                seats.setdefault((duty.pubkey, duty.validator_index), duty)
+        return list(seats.values())
 
     def held(self, kind: DutyListKind, epoch: int) -> DutyList | None:
         return self._lists.get((kind, epoch))

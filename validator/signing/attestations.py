@@ -29,7 +29,6 @@ from validator.signing.refusals import (
     unsupported_fork,
 )
 from validator.signing.types import (
-    KEY_NOT_HELD,
     AttestationRequest,
     Refusal,
     SigningKind,
@@ -90,7 +89,11 @@ class AttestationSigning:
                 data = judged.get(data_root)
                 if data is None:
                     data = judged[data_root] = self._judge_data(request.data, now)
-                refusal = data.refusal if hold.holds(request.pubkey) else KEY_NOT_HELD
+                refusal = (
+                    data.refusal
+                    if hold.holds(request.pubkey)
+                    else self._signing.keys.absent(request.pubkey)
+                )
                 if refusal is None:
                     candidates.append(_Candidate(index, request.pubkey, data))
                 else:

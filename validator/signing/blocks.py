@@ -1,6 +1,7 @@
 """Blocks: checked, recorded in the slashing-protection record, and only then signed.
 
-The order is fixed: the signer holds the key (else ``unknown_key``); the checks that need
+The order is fixed: the signer holds the key (else ``unknown_key``, or ``key_removed``
+for one removed while this process runs); the checks that need
 no record (the far-future guard, a fork this client knows, the block built for the
 chain's fork at its slot); the record judges and durably records the slot; the key is
 checked again under the key lock and signs. A refusal at any step signs nothing.
@@ -29,7 +30,7 @@ from validator.signing.refusals import (
     report_refusal,
     unsupported_fork,
 )
-from validator.signing.types import KEY_NOT_HELD, Refusal, RefusalReason, SigningKind, SigningResult
+from validator.signing.types import Refusal, RefusalReason, SigningKind, SigningResult
 from validator.signing.web3signer import SignType, request_for
 
 
@@ -102,7 +103,7 @@ class BlockSigning:
     ) -> Refusal | None:
         known = hold.holds(pubkey) if hold is not None else pubkey in self._signing.keys
         if not known:
-            return KEY_NOT_HELD
+            return self._signing.keys.absent(pubkey)
         refusal = check_block_slot(self._chain, slot, self._clock(), self._margin)
         if refusal is not None:
             return refusal

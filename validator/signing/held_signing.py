@@ -20,7 +20,6 @@ from validator.signing.refusals import (
     unsupported_fork,
 )
 from validator.signing.types import (
-    KEY_NOT_HELD,
     KEY_REMOVED,
     Refusal,
     SigningKind,
@@ -49,7 +48,7 @@ class HeldKeySigning:
             refusal: Refusal | None = None
             root = b""
             if not hold.holds(pubkey):
-                refusal = KEY_NOT_HELD
+                refusal = self.keys.absent(pubkey)
             else:
                 try:
                     root = signing_root()
@@ -90,7 +89,7 @@ class HeldKeySigning:
         refusal reported."""
         async with self.keys.hold(pubkey for pubkey, _ in jobs) as hold:
             held = [index for index, (pubkey, _) in enumerate(jobs) if hold.holds(pubkey)]
-            results = [KEY_NOT_HELD.result(pubkey) for pubkey, _ in jobs]
+            results = [self.keys.absent(pubkey).result(pubkey) for pubkey, _ in jobs]
             signed = await self.sign_held_batch(
                 kind, hold, [jobs[index] for index in held], request
             )

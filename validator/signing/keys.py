@@ -8,6 +8,11 @@ is taken and again right before each signature, and removal, having taken the
 key out, waits until no hold on it is left. A signature made with a key
 therefore exists before that key's removal returns, or not at all.
 
+A key removed while this process runs is remembered (until it is added again), so
+that a duty already under way for it when it left is refused as ``key_removed``
+rather than ``unknown_key``: one reason for a key this signer never had, another for
+one an operator took away mid-duty.
+
 Everything here runs on one event loop; the lock is an ``asyncio.Condition``.
 """
 
@@ -22,6 +27,7 @@ import crypto_backend
 from validator.metrics import SIGNING_KEYS
 from validator.signing.methods import LocalKey, RemoteKey, SigningMethod
 from validator.signing.remote import RemoteSigner
+from validator.signing.types import KEY_NOT_HELD, KEY_REMOVED, Refusal
 
 PUBKEY_BYTES = 48
 
@@ -70,6 +76,8 @@ class SigningKeys:
         self._methods: dict[bytes, SigningMethod] = {}
         self._in_flight: Counter[bytes] = Counter()
         self._changed = asyncio.Condition()
+        #: Keys removed from the ring since this process started and not added back.
+        self._removed: set[bytes] = set()
 
     def __contains__(self, pubkey: object) -> bool:
         return pubkey in self._methods
@@ -80,12 +88,18 @@ class SigningKeys:
     def pubkeys(self) -> list[bytes]:
         return list(self._methods)
 
+    def absent(self, pubkey: bytes) -> Refusal:
+        """Why a request for a key not in the ring signs nothing: removed while running, or
+        never held."""
+        return KEY_REMOVED if pubkey in self._removed else KEY_NOT_HELD
+
     async def add(self, keys: Mapping[bytes, int]) -> None:
         """Add (or replace) keys; KeyMismatchError, adding none, if a secret is not its key's."""
         keys = dict(keys)
         await asyncio.to_thread(_check_keys, keys)
         async with self._changed:
             self._methods.update((pubkey, LocalKey(secret)) for pubkey, secret in keys.items())
+            self._removed.difference_update(keys)
             SIGNING_KEYS.set(len(self._methods))
 
     async def add_remote(self, keys: Mapping[bytes, RemoteSigner]) -> None:
@@ -95,6 +109,7 @@ class SigningKeys:
                 raise ValueError(f"a pubkey must be {PUBKEY_BYTES} bytes, got {pubkey!r:.60}")
         async with self._changed:
             self._methods.update((pubkey, RemoteKey(signer)) for pubkey, signer in keys.items())
+            self._removed.difference_update(keys)
             SIGNING_KEYS.set(len(self._methods))
 
     def is_remote(self, pubkey: bytes) -> bool:
@@ -110,6 +125,7 @@ class SigningKeys:
             removed = [pubkey for pubkey in dict.fromkeys(pubkeys) if pubkey in self._methods]
             for pubkey in removed:
                 del self._methods[pubkey]
+            self._removed.update(removed)
             SIGNING_KEYS.set(len(self._methods))
             await self._changed.wait_for(
                 lambda: not any(self._in_flight[pubkey] for pubkey in removed)

@@ -5,7 +5,8 @@ in one place (``validator.consensus.signing_roots``), and this is the only calle
 ``crypto_backend.sign`` and ``crypto_backend.sign_many`` (through the local keys'
 signing method). Blocks and attestations are slashable; for them the order is fixed:
 
-1. the signer holds the key (else ``unknown_key``);
+1. the signer holds the key (else ``unknown_key``, or ``key_removed`` for one removed
+   while this process runs);
 2. checks that need no record: the block's fork, the far-future guard,
    source not above target, and a signing root the chain's forks allow;
 3. the slashing-protection record judges and durably records the message
@@ -45,11 +46,13 @@ from validator.consensus.ssz import (
     SignedVoluntaryExit,
     altair,
     electra,
+    gloas,
 )
 from validator.consensus.ssz.altair import SyncAggregatorSelectionData
 from validator.consensus.ssz.blocks import ProducedBlock
 from validator.signing.attestations import AttestationSigning
 from validator.signing.blocks import BlockSigning
+from validator.signing.epbs import EpbsSigning
 from validator.signing.guards import DEFAULT_FAR_FUTURE_MARGIN_EPOCHS, wall_clock_epoch
 from validator.signing.held_signing import HeldKeySigning, SigningRootOf
 from validator.signing.keys import SigningKeys
@@ -58,6 +61,7 @@ from validator.signing.refusals import report_batch_refusals, unsupported_fork
 from validator.signing.remote import RemoteSigner
 from validator.signing.types import (
     AttestationRequest,
+    PayloadAttestationRequest,
     Refusal,
     SignedBlock,
     SigningKind,
@@ -114,6 +118,7 @@ class Signer:
             far_future_margin_epochs=far_future_margin_epochs,
             clock=clock,
         )
+        self._epbs = EpbsSigning(chain, self._signing)
         self._key_listeners: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------ keys
@@ -248,9 +253,11 @@ class Signer:
         )
 
     async def sign_aggregate_and_proof(self, pubkey: bytes, aggregate_and_proof: View) -> View:
-        """An ``electra.AggregateAndProof`` of the chain's preset; returns its
-        ``SignedAggregateAndProof``."""
-        containers = electra.containers(self.chain.preset)
+        """An ``electra.AggregateAndProof`` of the chain's preset (``gloas.AggregateAndProof``
+        in a Gloas slot); returns its ``SignedAggregateAndProof``."""
+        slot = int(aggregate_and_proof.aggregate.data.slot)
+        fork_containers = gloas if self.chain.is_gloas_slot(slot) else electra
+        containers = fork_containers.containers(self.chain.preset)
         _require_preset_type(aggregate_and_proof, containers.AggregateAndProof, self.chain)
         signature = await self._sign_one(
             SigningKind.AGGREGATE_AND_PROOF,
@@ -313,6 +320,24 @@ class Signer:
             self._remote(SignType.VALIDATOR_REGISTRATION, registration),
         )
         return SignedValidatorRegistrationV1(message=registration, signature=signature)
+
+    # ------------------------------------------------------------------ Gloas (ePBS), not slashable
+
+    async def sign_payload_attestations(
+        self, requests: Sequence[PayloadAttestationRequest]
+    ) -> list[SigningResult]:
+        """PTC votes (``PayloadAttestationData``), one result each."""
+        return await self._epbs.sign_payload_attestations(requests)
+
+    async def sign_execution_payload_envelope(
+        self, pubkey: bytes, envelope: View, slot: int
+    ) -> View:
+        """A self-built block's envelope; returns the ``SignedExecutionPayloadEnvelope``."""
+        return (await self._epbs.sign_execution_payload_envelope(pubkey, envelope, slot)).signed
+
+    async def sign_proposer_preferences(self, pubkey: bytes, preferences: View) -> View:
+        """``ProposerPreferences``; returns the ``SignedProposerPreferences``."""
+        return (await self._epbs.sign_proposer_preferences(pubkey, preferences)).signed
 
     # ------------------------------------------------------------------ not slashable, batches
 

@@ -22,6 +22,10 @@ class SigningKind(StrEnum):
     CONTRIBUTION_AND_PROOF = "contribution_and_proof"
     VOLUNTARY_EXIT = "voluntary_exit"
     VALIDATOR_REGISTRATION = "validator_registration"
+    # Gloas (ePBS): not slashable, signed without a record entry.
+    PAYLOAD_ATTESTATION = "payload_attestation"
+    EXECUTION_PAYLOAD_ENVELOPE = "execution_payload_envelope"
+    PROPOSER_PREFERENCES = "proposer_preferences"
 
 
 class RefusalReason(StrEnum):
@@ -118,6 +122,15 @@ class AttestationRequest:
     """One key's attestation: the AttestationData the beacon node produced for its duty."""
 
     pubkey: bytes
+    data: View
+
+
+@dataclass(frozen=True)
+class PayloadAttestationRequest:
+    """One PTC seat holder's vote: the PayloadAttestationData the node produced for its slot."""
+
+    pubkey: bytes
+    validator_index: int
     data: View
 
 

@@ -32,8 +32,11 @@ from validator.consensus.domains import (
     DOMAIN_AGGREGATE_AND_PROOF,
     DOMAIN_APPLICATION_BUILDER,
     DOMAIN_BEACON_ATTESTER,
+    DOMAIN_BEACON_BUILDER,
     DOMAIN_BEACON_PROPOSER,
     DOMAIN_CONTRIBUTION_AND_PROOF,
+    DOMAIN_PROPOSER_PREFERENCES,
+    DOMAIN_PTC_ATTESTER,
     DOMAIN_RANDAO,
     DOMAIN_SELECTION_PROOF,
     DOMAIN_SYNC_COMMITTEE,
@@ -47,7 +50,7 @@ from validator.consensus.domains import (
 from validator.consensus.encoding import parse_hex, parse_uint, to_hex
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec
-from validator.consensus.ssz import electra, phase0
+from validator.consensus.ssz import electra, gloas, phase0
 from validator.consensus.ssz.altair import ContributionAndProof, SyncAggregatorSelectionData
 from validator.consensus.ssz.builder import ValidatorRegistrationV1
 from validator.consensus.ssz.codec import SszInputError, from_json, to_json
@@ -77,6 +80,30 @@ class SignType(StrEnum):
     SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF = "SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF"
     VOLUNTARY_EXIT = "VOLUNTARY_EXIT"
     VALIDATOR_REGISTRATION = "VALIDATOR_REGISTRATION"
+    # Gloas (ePBS); each carries ``{version, data}`` as AGGREGATE_AND_PROOF_V2 does.
+    PAYLOAD_ATTESTATION_MESSAGE = "PAYLOAD_ATTESTATION_MESSAGE"
+    EXECUTION_PAYLOAD_ENVELOPE = "EXECUTION_PAYLOAD_ENVELOPE"
+    PROPOSER_PREFERENCES = "PROPOSER_PREFERENCES"
+
+
+VERSIONED_TYPES = frozenset(
+    {
+        SignType.AGGREGATE_AND_PROOF_V2,
+        SignType.PAYLOAD_ATTESTATION_MESSAGE,
+        SignType.EXECUTION_PAYLOAD_ENVELOPE,
+        SignType.PROPOSER_PREFERENCES,
+    }
+)
+"""The types whose member is ``{"version": FORK, "data": message}``."""
+
+GLOAS_TYPES = frozenset(
+    {
+        SignType.PAYLOAD_ATTESTATION_MESSAGE,
+        SignType.EXECUTION_PAYLOAD_ENVELOPE,
+        SignType.PROPOSER_PREFERENCES,
+    }
+)
+"""The types that exist from Gloas on only: a body naming an earlier fork is refused."""
 
 
 # The bodies that wrap a bare value in an object of their own.
@@ -222,6 +249,26 @@ _KINDS: dict[SignType, _Kind] = {
         _identity,
         lambda message, _: 0,
     ),
+    SignType.PAYLOAD_ATTESTATION_MESSAGE: _Kind(
+        "payload_attestation_data",
+        DOMAIN_PTC_ATTESTER,
+        _identity,
+        lambda data, spe: _slot_epoch(int(data.slot), spe),
+    ),
+    SignType.EXECUTION_PAYLOAD_ENVELOPE: _Kind(
+        "execution_payload_envelope",
+        DOMAIN_BEACON_BUILDER,
+        _identity,
+        # The envelope names its block by root; the payload's slot number is the block's slot.
+        lambda envelope, spe: _slot_epoch(int(envelope.payload.slot_number), spe),
+    ),
+    SignType.PROPOSER_PREFERENCES: _Kind(
+        "proposer_preferences",
+        DOMAIN_PROPOSER_PREFERENCES,
+        _identity,
+        # The proposal's epoch, not the epoch the preferences are sent in.
+        lambda preferences, spe: _slot_epoch(int(preferences.proposal_slot), spe),
+    ),
 }
 
 # The SSZ type of each kind's message when it does not depend on the fork.
@@ -234,6 +281,10 @@ _MESSAGE_TYPES: dict[SignType, Any] = {
     SignType.SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF: ContributionAndProof,
     SignType.VOLUNTARY_EXIT: VoluntaryExit,
     SignType.VALIDATOR_REGISTRATION: ValidatorRegistrationV1,
+    SignType.PAYLOAD_ATTESTATION_MESSAGE: gloas.PayloadAttestationData,
+    # Its shape is the same in both presets (logs bloom and extra data are not preset-bound).
+    SignType.EXECUTION_PAYLOAD_ENVELOPE: gloas.ExecutionPayloadEnvelope,
+    SignType.PROPOSER_PREFERENCES: gloas.ProposerPreferences,
 }
 
 # BLOCK_V2 carries only the header from Bellatrix on; this project signs no earlier block.
@@ -241,6 +292,9 @@ BLOCK_HEADER_FORKS = frozenset(fork for fork in ForkName if fork.at_least(ForkNa
 
 
 def _aggregate_and_proof_type(fork: ForkName) -> Any:
+    if fork.at_least(ForkName.GLOAS):
+        # EIP-7688: the attestation inside is a progressive container, with another root.
+        return gloas.AggregateAndProof
     if fork.at_least(ForkName.ELECTRA):
         return electra.AggregateAndProof
     return phase0.AggregateAndProof
@@ -252,7 +306,7 @@ class SigningRequest:
 
     ``message`` is the SSZ value the body carries under the kind's member (the
     ``BeaconBlockHeader`` of a BLOCK_V2, the ``AggregateAndProof`` of its ``version``...);
-    ``version`` is that fork for BLOCK_V2 and AGGREGATE_AND_PROOF_V2 only.
+    ``version`` is that fork for BLOCK_V2 and the versioned types (VERSIONED_TYPES) only.
     """
 
     type: SignType
@@ -291,7 +345,7 @@ class SigningRequest:
                 "version": self.version.value.upper(),
                 "block_header": to_json(self.message),
             }
-        elif self.type is SignType.AGGREGATE_AND_PROOF_V2:
+        elif self.type in VERSIONED_TYPES:
             assert self.version is not None
             body[member] = {"version": self.version.value.upper(), "data": to_json(self.message)}
         else:
@@ -333,6 +387,14 @@ def parse_signing_request(body: object) -> SigningRequest:
     elif sign_type is SignType.AGGREGATE_AND_PROOF_V2:
         version = _version(value, kind.member)
         message = _decode(_aggregate_and_proof_type(version), _member(value, "data", kind.member))
+    elif sign_type in GLOAS_TYPES:
+        version = _version(value, kind.member)
+        if not version.at_least(ForkName.GLOAS):
+            raise BodyError(
+                f"{kind.member}.version: {version.value} has no {sign_type.value}; "
+                "it exists from gloas on"
+            )
+        message = _decode(_MESSAGE_TYPES[sign_type], _member(value, "data", kind.member))
     else:
         message = _decode(_MESSAGE_TYPES[sign_type], value, kind.member)
     return SigningRequest(sign_type, message, fork_info, signing_root, version)
@@ -363,7 +425,7 @@ def request_for(
         )
     elif sign_type is not SignType.VALIDATOR_REGISTRATION:
         fork_info = fork_info_at(chain, _KINDS[sign_type].epoch(message, chain.slots_per_epoch))
-    if sign_type in (SignType.BLOCK_V2, SignType.AGGREGATE_AND_PROOF_V2) and version is None:
+    if (sign_type is SignType.BLOCK_V2 or sign_type in VERSIONED_TYPES) and version is None:
         raise ValueError(f"{sign_type.value} needs the message's fork (version)")
     return SigningRequest(sign_type, message, fork_info, signing_root, version)
 

@@ -285,7 +285,7 @@ async def test_delete_returns_the_history_then_not_active(
     assert record.watermark(pubkey(1)) == Watermark(90, 12, 13)
     assert signer.has_key(pubkey(2)) and store.has_keystore(pubkey(2))
     [refused] = await signer.sign_attestations([AttestationRequest(pubkey(1), attestation(13, 14))])
-    assert refused.refusal is not None and refused.refusal.reason is RefusalReason.UNKNOWN_KEY
+    assert refused.refusal is not None and refused.refusal.reason is RefusalReason.KEY_REMOVED
     again = await api.delete(KEYSTORES, {"pubkeys": [hex_pubkey(1)]})
     assert again.statuses == ["not_active"]
     assert parse_interchange(again.json["slashing_protection"].encode()).marks == {

@@ -156,8 +156,11 @@ def test_block_types_by_fork() -> None:
     for fork in ("phase0", "altair", "capella"):
         with pytest.raises(UnsupportedForkError, match=f"no block containers for {fork}"):
             block_types(fork)
-    with pytest.raises(ValueError, match="unknown fork 'gloas'"):
+    # Gloas blocks carry no payload and are never blinded: produceBlockV4 reads them.
+    with pytest.raises(UnsupportedForkError, match="no block containers for gloas"):
         block_types("gloas")
+    with pytest.raises(ValueError, match="unknown fork 'heze'"):
+        block_types("heze")
 
 
 def _contents_json(block: Any, proofs: int) -> dict[str, Any]:
@@ -225,8 +228,10 @@ def test_produced_block_of_the_wrong_shape_is_refused() -> None:
         parse_produced_block("deneb", True, ssz.to_json(blinded_block(block)))
     with pytest.raises(UnsupportedForkError):
         parse_produced_block("capella", False, ssz.to_json(block))
-    with pytest.raises(UnsupportedForkError, match="unknown fork 'gloas'"):
+    with pytest.raises(UnsupportedForkError, match="no block containers for gloas"):
         parse_produced_block("gloas", False, {})
+    with pytest.raises(UnsupportedForkError, match="unknown fork 'heze'"):
+        parse_produced_block("heze", False, {})
     with pytest.raises(ssz.SszInputError, match="malformed SSZ|outside the type"):
         parse_produced_block_ssz("electra", True, ssz.to_ssz(block)[:-1])
 

@@ -33,7 +33,9 @@ def test_defaults_run_every_fork_from_genesis() -> None:
     assert chain.fork_name_at(0) is ForkName.FULU
     assert chain.fork_version_at(0) == bytes.fromhex("0600de7e")
     assert chain.genesis_fork_version == bytes.fromhex("0000de7e")
-    assert all(fork.epoch == 0 for fork in chain.forks)
+    # Gloas is opt-in (``--gloas-fork-epoch``); every earlier fork starts at genesis.
+    assert all(fork.epoch == 0 for fork in chain.forks if fork.name is not ForkName.GLOAS)
+    assert chain.gloas_fork_epoch == FAR_FUTURE_EPOCH
     assert chain.sync_committee_size == 512  # mainnet shapes: the containers are mainnet's
 
 
@@ -47,6 +49,7 @@ def test_fork_versions_follow_one_scheme() -> None:
         "0400de7e",
         "0500de7e",
         "0600de7e",
+        "0700de7e",
     ]
     mainnet_versions = {bytes([index, 0, 0, 0]) for index in range(len(FORK_ORDER))}
     assert not mainnet_versions & set(versions)

@@ -90,9 +90,10 @@ def test_mainnet_values(mainnet: ChainSpec) -> None:
         269568,
         364032,
         411392,
+        FAR_FUTURE_EPOCH,
     ]
-    assert [fork.version for fork in mainnet.forks] == [bytes([i, 0, 0, 0]) for i in range(7)]
-    # GLOAS in the spec reply is unknown to the client but not scheduled: harmless.
+    assert [fork.version for fork in mainnet.forks] == [bytes([i, 0, 0, 0]) for i in range(8)]
+    # GLOAS is served and known, but not scheduled on mainnet.
     assert mainnet.unknown_fork_epoch == FAR_FUTURE_EPOCH
 
 
@@ -144,7 +145,7 @@ def test_current_slot_from_the_wall_clock(mainnet: ChainSpec) -> None:
 def test_unknown_extra_fields_are_ignored(genesis: Any, spec: Any) -> None:
     without_extras = ChainSpec.from_responses(copy.deepcopy(genesis), copy.deepcopy(spec))
     spec["data"]["SOME_FUTURE_CONSTANT"] = {"nested": ["anything"]}
-    spec["data"]["GLOAS_FORK_EPOCH"] = "not even a number"
+    spec["data"]["HEZE_FORK_EPOCH"] = "not even a number"
     genesis["data"]["future_field"] = 1
     # Parsed, and to exactly what the replies without the extra fields give.
     assert ChainSpec.from_responses(genesis, spec) == without_extras
@@ -323,7 +324,7 @@ def test_unknown_scheduled_fork_stops_signing_from_its_epoch(
     genesis: Any, spec: Any, schedule: Any
 ) -> None:
     schedule["data"].append(
-        {"previous_version": "0x06000000", "current_version": "0x07000000", "epoch": "500000"}
+        {"previous_version": "0x06000000", "current_version": "0x08000000", "epoch": "500000"}
     )
     chain = ChainSpec.from_responses(genesis, spec, schedule)
     assert chain.unknown_fork_epoch == 500000
@@ -336,7 +337,7 @@ def test_unknown_unscheduled_fork_is_ignored(genesis: Any, spec: Any, schedule: 
     schedule["data"].append(
         {
             "previous_version": "0x06000000",
-            "current_version": "0x07000000",
+            "current_version": "0x08000000",
             "epoch": str(FAR_FUTURE_EPOCH),
         }
     )

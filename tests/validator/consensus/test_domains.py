@@ -232,7 +232,7 @@ def test_no_domain_past_a_fork_the_client_does_not_know(chain: ChainSpec) -> Non
         genesis_time=0, genesis_validators_root=ROOT
     ).fork_schedule_response()
     schedule["data"].append(
-        {"previous_version": "0x0600de7e", "current_version": "0x0700de7e", "epoch": "6"}
+        {"previous_version": "0x0600de7e", "current_version": "0x0800de7e", "epoch": "6"}
     )
     config = SimulatedChainConfig(genesis_time=0, genesis_validators_root=ROOT)
     guarded = ChainSpec.from_responses(config.genesis_response(), config.spec_response(), schedule)

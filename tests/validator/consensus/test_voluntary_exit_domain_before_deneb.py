@@ -28,6 +28,7 @@ MAINNET_FORK_EPOCHS = {
     ForkName.DENEB: 269568,
     ForkName.ELECTRA: 364032,
     ForkName.FULU: FAR_FUTURE_EPOCH,
+    ForkName.GLOAS: FAR_FUTURE_EPOCH,
 }
 MAINNET = ChainSpec(
     genesis_time=MAINNET_GENESIS_TIME,

@@ -25,7 +25,7 @@ from validator.signing.types import RefusalReason, SyncSelectionRequest
 
 VALIDATORS = 8
 UNKNOWN_FORK_EPOCH = 1
-UNKNOWN_VERSION = bytes.fromhex("0700de7e")
+UNKNOWN_VERSION = bytes.fromhex("0800de7e")  # after Gloas: a fork this client does not know
 
 
 def signature_refusals(kind: str) -> float:

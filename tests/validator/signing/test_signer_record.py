@@ -134,17 +134,23 @@ async def test_signing_happens_after_the_record_is_written(
     pubkeys: list[bytes],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """When sign_many runs, the record on disk already holds the attestation."""
+    """When the signature is made, the record on disk already holds the attestation."""
     import crypto_backend
 
     seen_on_disk: list[bytes] = []
     real_sign_many = crypto_backend.sign_many
+    real_sign = crypto_backend.sign
 
     def sign_many(sks: list[int], message: bytes) -> list[bytes]:
         seen_on_disk.append(record.path.read_bytes())
         return real_sign_many(sks, message)
 
+    def sign(sk: int, message: bytes) -> bytes:
+        seen_on_disk.append(record.path.read_bytes())
+        return real_sign(sk, message)
+
     monkeypatch.setattr(crypto_backend, "sign_many", sign_many)
+    monkeypatch.setattr(crypto_backend, "sign", sign)
     await signer.sign_attestations([AttestationRequest(pubkeys[5], attestation_data(39, 3, 4))])
     assert len(seen_on_disk) == 1
     [entry] = [

@@ -41,5 +41,5 @@ async def test_keys_loaded_from_the_store_sign(tmp_path: Path) -> None:
         assert await signer.remove_keys([imported[0]]) == [imported[0]]
         with pytest.raises(SigningRefusedError) as refused:
             await signer.sign_randao_reveal(imported[0], 5)
-        assert refused.value.reason is RefusalReason.UNKNOWN_KEY
+        assert refused.value.reason is RefusalReason.KEY_REMOVED
         assert len(await signer.sign_randao_reveal(imported[1], 5)) == 96

@@ -30,12 +30,22 @@ async def test_add_and_remove(signer: Signer, pubkeys: list[bytes]) -> None:
     ]
     assert not signer.has_key(pubkeys[0])
     assert REGISTRY.get_sample_value("validator_signing_keys") == len(pubkeys) - 1
+    # A key removed while running is refused as removed; one never held, as unknown.
     with pytest.raises(SigningRefusedError) as refused:
         await signer.sign_randao_reveal(pubkeys[0], 5)
+    assert refused.value.reason is RefusalReason.KEY_REMOVED
+    with pytest.raises(SigningRefusedError) as refused:
+        await signer.sign_randao_reveal(interop_keypair(77)[1], 5)
     assert refused.value.reason is RefusalReason.UNKNOWN_KEY
     secret, pubkey = interop_keypair(0)
     await signer.add_keys({pubkey: secret})
     assert len(await signer.sign_randao_reveal(pubkey, 5)) == 96
+    # Removed again and again added back: a key held once more signs, and when gone is
+    # again "removed", not "unknown".
+    assert await signer.remove_keys([pubkey]) == [pubkey]
+    with pytest.raises(SigningRefusedError) as refused:
+        await signer.sign_randao_reveal(pubkey, 5)
+    assert refused.value.reason is RefusalReason.KEY_REMOVED
 
 
 async def test_a_secret_that_is_not_its_keys_is_refused(signer: Signer) -> None:
@@ -96,7 +106,7 @@ async def test_removal_waits_for_signing_in_flight(
     # From the moment removal started, new requests with the key are refused.
     with pytest.raises(SigningRefusedError) as refused:
         await signer.sign_selection_proof(pubkeys[0], 40)
-    assert refused.value.reason is RefusalReason.UNKNOWN_KEY
+    assert refused.value.reason is RefusalReason.KEY_REMOVED
     gate.opened.set()
     results = await asyncio.wait_for(batch, WAIT)
     assert await asyncio.wait_for(removal, WAIT) == [pubkeys[0]]

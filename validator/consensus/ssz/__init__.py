@@ -26,6 +26,7 @@ from validator.consensus.ssz import (
     deneb,
     electra,
     fulu,
+    gloas,
     phase0,
 )
 from validator.consensus.ssz.altair import (
@@ -93,6 +94,7 @@ __all__ = [
     "deneb",
     "electra",
     "fulu",
+    "gloas",
     "from_json",
     "from_ssz",
     "hash_tree_root",

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from remerkleable.basic import boolean, uint
+from remerkleable.basic import boolean, uint, uint8
 from remerkleable.bitfields import Bitlist, Bitvector
 from remerkleable.byte_arrays import ByteList, ByteVector
 from remerkleable.complex import Container, List, Vector
 from remerkleable.core import View
+from remerkleable.progressive import ProgressiveBitlist, ProgressiveList
 
 from validator.consensus.encoding import parse_hex, parse_uint, to_hex
 
@@ -55,9 +56,12 @@ def to_json(view: View) -> JSONValue:
         return str(int(view))
     if isinstance(view, (ByteVector, ByteList)):
         return to_hex(bytes(view))
-    if isinstance(view, (Bitlist, Bitvector)):
+    if isinstance(view, (Bitlist, Bitvector, ProgressiveBitlist)):
         return to_hex(view.encode_bytes())
-    if isinstance(view, (List, Vector)):
+    if isinstance(view, ProgressiveList) and _is_byte(type(view).element_cls()):
+        # Gloas (EIP-7688) byte strings without a bound: transactions, block access lists.
+        return to_hex(view.encode_bytes())
+    if isinstance(view, (List, Vector, ProgressiveList)):
         return [to_json(item) for item in view]
     if isinstance(view, Container):
         return {name: to_json(getattr(view, name)) for name in type(view).fields()}
@@ -108,6 +112,12 @@ def _decode(ssz_type: Any, value: JSONValue) -> Any:
     if issubclass(ssz_type, Bitlist):
         raw = _checked(parse_hex, value, None, max_length=ssz_type.limit() // 8 + 1)
         return _bits_from_bytes(ssz_type, raw)
+    if issubclass(ssz_type, ProgressiveBitlist):
+        return _bits_from_bytes(ssz_type, _checked(parse_hex, value, None))
+    if issubclass(ssz_type, ProgressiveList):
+        if _is_byte(ssz_type.element_cls()):
+            return ssz_type.decode_bytes(_checked(parse_hex, value, None))
+        return ssz_type(_decode_items(ssz_type.element_cls(), _array(value)))
     if issubclass(ssz_type, List):
         items = _array(value)
         if len(items) > ssz_type.limit():
@@ -161,6 +171,10 @@ def _bits_from_bytes(ssz_type: Any, raw: bytes) -> Any:
         return ssz_type.decode_bytes(raw)
     except Exception as failure:  # remerkleable reports bitfield errors as bare Exception
         raise _PathError(str(failure)) from None
+
+
+def _is_byte(element_type: Any) -> bool:
+    return isinstance(element_type, type) and issubclass(element_type, uint8)
 
 
 def _array(value: JSONValue) -> list[JSONValue]:

@@ -4,8 +4,8 @@ A preset fixes the shape of the containers (list limits, bitfield lengths) and
 a few numbers of the chain's arithmetic. Every public network runs mainnet;
 local development chains often run minimal (Lodestar's dev mode, many test
 setups). Values from consensus-specs ``presets/{mainnet,minimal}/*.yaml`` at
-v1.6.0, where minimal differs in MAX_COMMITTEES_PER_SLOT, SYNC_COMMITTEE_SIZE
-and MAX_WITHDRAWALS_PER_PAYLOAD among the shape values (and, since v1.6.0-beta.0,
+v1.6.0 (gloas: 1.7.0b4), where minimal differs in MAX_COMMITTEES_PER_SLOT, SYNC_COMMITTEE_SIZE
+and MAX_WITHDRAWALS_PER_PAYLOAD and PTC_SIZE among the shape values (and, since v1.6.0-beta.0,
 no longer in MAX_BLOB_COMMITMENTS_PER_BLOCK, which was 32 before).
 
 A node that reports a shape value differently from its preset runs another
@@ -66,6 +66,8 @@ class Preset:
     # fulu
     FIELD_ELEMENTS_PER_EXT_BLOB: int
     CELLS_PER_EXT_BLOB: int
+    # gloas
+    PTC_SIZE: int
     # Not shapes: the chain's arithmetic. The client takes these as the node serves them
     # (the simulated chain shortens mainnet's epochs); the simulated chain serves them.
     SLOTS_PER_EPOCH: int
@@ -105,6 +107,7 @@ MAINNET = Preset(
     MAX_CONSOLIDATION_REQUESTS_PER_PAYLOAD=2,
     FIELD_ELEMENTS_PER_EXT_BLOB=8192,
     CELLS_PER_EXT_BLOB=128,
+    PTC_SIZE=512,
     SLOTS_PER_EPOCH=32,
     EPOCHS_PER_SYNC_COMMITTEE_PERIOD=256,
     TARGET_COMMITTEE_SIZE=128,
@@ -121,6 +124,7 @@ MINIMAL = replace(
     SLOTS_PER_EPOCH=8,
     EPOCHS_PER_SYNC_COMMITTEE_PERIOD=8,
     TARGET_COMMITTEE_SIZE=4,
+    PTC_SIZE=16,
 )
 
 PRESETS: dict[str, Preset] = {preset.name: preset for preset in (MAINNET, MINIMAL)}
@@ -146,6 +150,7 @@ _FIRST_OF_EACH_FORK: dict[str, ForkName] = {
     "MAX_BLOB_COMMITMENTS_PER_BLOCK": ForkName.DENEB,
     "MAX_ATTESTER_SLASHINGS_ELECTRA": ForkName.ELECTRA,
     "FIELD_ELEMENTS_PER_EXT_BLOB": ForkName.FULU,
+    "PTC_SIZE": ForkName.GLOAS,
 }
 
 

@@ -16,6 +16,7 @@ import orjson
 from aiohttp import web
 
 from validator.consensus.encoding import parse_hex, parse_uint
+from validator.consensus.forks import FAR_FUTURE_EPOCH, ForkName
 from validator.devnet.beacon_api.errors import ApiError, error_body
 from validator.devnet.chain.fault_modes import Availability
 from validator.devnet.chain.simulated_chain import FORK, DevnetChain
@@ -43,6 +44,18 @@ DECLARES_503 = frozenset(
         ("GET", "/eth/v1/validator/sync_committee_contribution"),
     }
 )
+"""The routes of beacon-APIs v4.0.0 whose spec declares a 503 answer."""
+
+GLOAS_DECLARES_503 = frozenset(
+    {
+        ("POST", "/eth/v1/validator/duties/ptc/{epoch}"),
+        ("GET", "/eth/v1/validator/payload_attestation_data"),
+        ("GET", "/eth/v1/validator/payload_attestation_data/{slot}"),
+        ("GET", "/eth/v4/validator/blocks/{slot}"),
+        ("POST", "/eth/v1/beacon/execution_payload_envelopes"),
+    }
+)
+"""The Gloas routes declaring 503 on beacon-APIs master (mid-2026); v4.0.0 has none."""
 
 
 def json_response(
@@ -126,10 +139,23 @@ def require_consensus_version(request: web.Request) -> None:
     version = request.headers.get("Eth-Consensus-Version")
     if version is None:
         raise ApiError(400, "missing Eth-Consensus-Version header")
-    if version.lower() != FORK.value:
+    # Before the Gloas fork the chain's fork is Fulu; from it on Gloas (and a message of the
+    # fork's last Fulu slots may still arrive under Fulu's name).
+    allowed = {FORK.value}
+    if _chain_has_gloas(request):
+        allowed.add(ForkName.GLOAS.value)
+    if version.lower() not in allowed:
         raise ApiError(
             400, f"Eth-Consensus-Version {version} does not match the chain's fork {FORK.value}"
         )
+
+
+CHAIN_KEY: web.AppKey[DevnetChain] = web.AppKey("devnet_chain", DevnetChain)
+
+
+def _chain_has_gloas(request: web.Request) -> bool:
+    chain = request.app.get(CHAIN_KEY)
+    return chain is not None and chain.spec.gloas_fork_epoch != FAR_FUTURE_EPOCH
 
 
 
@@ -170,7 +196,8 @@ def availability_middleware(chain: DevnetChain) -> Callable[..., Any]:
             chain.ledger.fault_events["delayed_responses"] += 1
             await asyncio.sleep(2 * chain.seconds_per_slot)
         chain.ledger.fault_events["unavailable_responses"] += 1
-        status = 503 if _route_key(request) in DECLARES_503 else 500
+        key = _route_key(request)
+        status = 503 if key in DECLARES_503 or key in GLOAS_DECLARES_503 else 500
         if status == 503 and request.path == "/eth/v1/node/health":
             return web.Response(status=503)
         message = "Beacon node is currently syncing and not serving requests (devnet fault)"

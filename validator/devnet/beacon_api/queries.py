@@ -279,7 +279,11 @@ class ChainQueries:
                 }
             )
         return json_response(
-            {"dependent_root": to_hex(dependent_root), "execution_optimistic": False, "data": data}
+            {
+                "dependent_root": to_hex(self.chain.served_dependent_root(dependent_root)),
+                "execution_optimistic": False,
+                "data": data,
+            }
         )
 
     async def liveness(self, request: web.Request) -> web.Response:
@@ -323,7 +327,11 @@ class ChainQueries:
                 }
             )
         return json_response(
-            {"dependent_root": to_hex(dependent_root), "execution_optimistic": False, "data": data}
+            {
+                "dependent_root": to_hex(self.chain.served_dependent_root(dependent_root)),
+                "execution_optimistic": False,
+                "data": data,
+            }
         )
 
     async def sync_duties(self, request: web.Request) -> web.Response:

@@ -18,9 +18,13 @@ from typing import Any
 
 from aiohttp import web
 
+from validator.consensus.forks import ForkName
+from validator.consensus.ssz.blocks import blinded_block
 from validator.consensus.ssz.codec import SszInputError, from_json, from_ssz, to_json, to_ssz
+from validator.devnet.beacon_api.epbs_routes import EpbsApi
 from validator.devnet.beacon_api.errors import ApiError, indexed_error_body
 from validator.devnet.beacon_api.plumbing import (
+    CHAIN_KEY,
     SSZ,
     availability_middleware,
     error_middleware,
@@ -32,7 +36,6 @@ from validator.devnet.beacon_api.plumbing import (
     uint_param,
     wants_ssz,
 )
-from validator.devnet.beacon_api.queries import ChainQueries
 from validator.devnet.chain.events import parse_topics, stream_events
 from validator.devnet.chain.production import (
     assemble_block,
@@ -41,6 +44,7 @@ from validator.devnet.chain.production import (
     build_contribution,
     plan_block,
 )
+from validator.devnet.chain.relay import BUILDER_BID_WEI, LOCAL_PAYLOAD_WEI, Registration
 from validator.devnet.chain.simulated_chain import FORK, DevnetChain, OfferedBlock
 from validator.devnet.judge.blocks import publish_block, verify_randao_for_production
 from validator.devnet.judge.duty_messages import (
@@ -58,7 +62,7 @@ from validator.devnet.judge.operations import (
 DEFAULT_GRAFFITI = b"unslashable devnet".ljust(32, b"\x00")
 
 
-class BeaconApi(ChainQueries):
+class BeaconApi(EpbsApi):
     """Every route: the queries, plus block production, submissions and events."""
 
     def routes(self) -> list[web.RouteDef]:
@@ -106,8 +110,8 @@ class BeaconApi(ChainQueries):
             web.post("/eth/v1/validator/contribution_and_proofs", self.contribution_and_proofs),
             web.post("/eth/v1/beacon/pool/voluntary_exits", self.voluntary_exits),
             web.get("/eth/v1/events", self.events),
+            *self.epbs_routes(),
         ]
-
 
     # --- blocks -------------------------------------------------------------------------
 
@@ -121,13 +125,17 @@ class BeaconApi(ChainQueries):
             if "graffiti" in query
             else DEFAULT_GRAFFITI
         )
+        boost_factor = None
         if "builder_boost_factor" in query:
-            uint_param(query["builder_boost_factor"], "builder_boost_factor")
+            boost_factor = uint_param(query["builder_boost_factor"], "builder_boost_factor")
         skip = "skip_randao_verification" in query
         if skip and query["skip_randao_verification"] != "":
             raise ApiError(400, "skip_randao_verification takes no value")
         ssz = wants_ssz(request)
         now = time.time()
+        if slot in chain.requested_block_slots:
+            chain.ledger.count("repeated_block_requests")
+        chain.requested_block_slots.add(slot)
         if slot == 0:
             raise ApiError(400, "slot 0 holds the genesis block")
         if slot > chain.latest_allowed_slot(now):
@@ -138,16 +146,27 @@ class BeaconApi(ChainQueries):
             raise ApiError(400, f"slot {slot} is over")
         if slot <= chain.tree.head.slot:
             raise ApiError(400, f"the head is already at slot {chain.tree.head.slot}")
+        if chain.is_gloas_slot(slot):
+            raise ApiError(400, f"slot {slot} is a Gloas slot: blocks come from produceBlockV4")
         proposer = await verify_randao_for_production(chain, slot, randao_reveal, skip)
         block_slot = slot if chain.faults is None else chain.faults.block_slot(slot, proposer)
-        plan = await plan_block(chain, block_slot, proposer, randao_reveal, graffiti)
+        bid = self._builder_bid(proposer, boost_factor)
+        plan = await plan_block(chain, block_slot, proposer, randao_reveal, graffiti, bid)
         block, root = await asyncio.to_thread(assemble_block, plan)
         chain.remember_produced(OfferedBlock(block_slot, proposer, root, block, plan.included))
-        contents = block_contents(chain, block)
+        if bid is not None:
+            # The relay's block, blinded: the same root, the payload's header in its place.
+            contents = await asyncio.to_thread(blinded_block, block)
+            chain.ledger.count("builder_blocks_offered")
+            payload_value = BUILDER_BID_WEI
+        else:
+            contents = block_contents(chain, block)
+            payload_value = 0 if chain.relay is None else LOCAL_PAYLOAD_WEI
+        blinded = "true" if bid is not None else "false"
         headers = {
             "Eth-Consensus-Version": FORK.value,
-            "Eth-Execution-Payload-Blinded": "false",
-            "Eth-Execution-Payload-Value": "0",
+            "Eth-Execution-Payload-Blinded": blinded,
+            "Eth-Execution-Payload-Value": str(payload_value),
             "Eth-Consensus-Block-Value": str(plan.attestation_count * 10**12),
         }
         if ssz:
@@ -157,13 +176,22 @@ class BeaconApi(ChainQueries):
         return json_response(
             {
                 "version": FORK.value,
-                "execution_payload_blinded": False,
+                "execution_payload_blinded": bid is not None,
                 "execution_payload_value": headers["Eth-Execution-Payload-Value"],
                 "consensus_block_value": headers["Eth-Consensus-Block-Value"],
                 "data": data,
             },
             headers=headers,
         )
+
+    def _builder_bid(self, proposer: int, boost_factor: int | None) -> Registration | None:
+        """The proposer's registration when the simulated builder's block wins; None: local."""
+        chain = self.chain
+        if chain.relay is None:
+            return None
+        if chain.faults is not None and not chain.faults.relay_online():
+            return None  # the relay failed: the node builds the block itself
+        return chain.relay.winning_bid(proposer, boost_factor)
 
     async def _read_signed_block(self, request: web.Request, ssz_type: Any) -> Any:
         require_consensus_version(request)
@@ -186,22 +214,27 @@ class BeaconApi(ChainQueries):
             raise ApiError(400, f"invalid block: {failure}") from None
 
     async def publish_block(self, request: web.Request) -> web.Response:
-        contents = await self._read_signed_block(
-            request, self.chain.blocks.SignedBlockContents
-        )
-        signed = contents.signed_block
+        if (request.headers.get("Eth-Consensus-Version") or "").lower() == ForkName.GLOAS.value:
+            # Gloas: a SignedBeaconBlock; its payload comes in the envelope.
+            signed = await self._read_signed_block(
+                request, self.chain.gloas_blocks.SignedBeaconBlock
+            )
+        else:
+            contents = await self._read_signed_block(
+                request, self.chain.blocks.SignedBlockContents
+            )
+            signed = contents.signed_block
         status = await publish_block(
             self.chain, signed.message, bytes(signed.signature), False, time.time()
         )
         return web.Response(status=status)
 
     async def publish_blinded_block(self, request: web.Request) -> web.Response:
-        signed = await self._read_signed_block(
-            request, self.chain.blocks.SignedBlindedBeaconBlock
-        )
+        signed = await self._read_signed_block(request, self.chain.blocks.SignedBlindedBeaconBlock)
         status = await publish_block(
             self.chain, signed.message, bytes(signed.signature), True, time.time()
         )
+        self.chain.ledger.count("blinded_blocks_received")
         return web.Response(status=status)
 
     # --- attestations -------------------------------------------------------------------
@@ -238,15 +271,18 @@ class BeaconApi(ChainQueries):
         aggregate = await build_aggregate(self.chain, slot, committee_index, data_root)
         if aggregate is None:
             raise ApiError(404, "no attestation with that data root, slot and committee")
-        headers = {"Eth-Consensus-Version": FORK.value}
+        version = self.chain.fork_of_slot(slot).value
+        headers = {"Eth-Consensus-Version": version}
         if ssz:
             return web.Response(body=to_ssz(aggregate), content_type=SSZ, headers=headers)
-        return json_response({"version": FORK.value, "data": to_json(aggregate)}, headers=headers)
+        return json_response({"version": version, "data": to_json(aggregate)}, headers=headers)
 
     async def aggregate_and_proofs(self, request: web.Request) -> web.Response:
         require_consensus_version(request)
         body = await read_json_array(request, "SignedAggregateAndProof objects")
-        failures = await submit_aggregates(self.chain, body, time.time())
+        gloas = (request.headers.get("Eth-Consensus-Version") or "").lower() == "gloas"
+        containers = self.chain.gloas_blocks if gloas else self.chain.blocks
+        failures = await submit_aggregates(self.chain, body, time.time(), containers)
         return self._pool_reply(failures, "aggregates")
 
     @staticmethod
@@ -296,7 +332,7 @@ class BeaconApi(ChainQueries):
 
     async def register_validator(self, request: web.Request) -> web.Response:
         body = await read_json(request)
-        await submit_registrations(self.chain, parse_registrations(body))
+        await submit_registrations(self.chain, parse_registrations(body), time.time())
         return web.Response(status=200)
 
     @staticmethod
@@ -351,14 +387,12 @@ class BeaconApi(ChainQueries):
         return await stream_events(request, self.chain.events, topics, keepalive)
 
 
-
-
-
 def build_app(chain: DevnetChain, extra_middlewares: Iterable[Any] = ()) -> web.Application:
     """The aiohttp application: strict-mode middlewares (if any) see every final reply."""
     app = web.Application(
         middlewares=[*extra_middlewares, error_middleware, availability_middleware(chain)],
         client_max_size=64 * 1024 * 1024,
     )
+    app[CHAIN_KEY] = chain
     app.add_routes(BeaconApi(chain).routes())
     return app

@@ -18,10 +18,12 @@ from validator.devnet.chain.registry import ValidatorLifecycle
 from validator.devnet.chain.shuffling import (
     ATTESTER_SEED,
     PROPOSER_SEED,
+    PTC_SEED,
     SYNC_COMMITTEE_SEED,
     EpochCommittees,
     compute_attester_committees,
     compute_proposer,
+    compute_ptc,
     compute_sync_committee,
     derive_seed,
 )
@@ -56,6 +58,7 @@ class DutySchedule:
         self._sync_positions: dict[int, dict[int, list[int]]] = {}
         self._active: dict[int, list[int]] = {}
         self.proposer_pins: dict[int, int] = {}
+        self._ptcs: dict[tuple[int, bytes], tuple[int, ...]] = {}
 
     def active_indices(self, epoch: int) -> list[int]:
         active = self._active.get(epoch)
@@ -108,6 +111,28 @@ class DutySchedule:
         if dependent_root is None:
             return self.committees_at(slot)
         return self.attester_committees_for(epoch, dependent_root)
+
+    # --- payload timeliness committee (Gloas) ----------------------------------
+
+    def ptc(self, slot: int) -> tuple[int, ...]:
+        """The PTC of ``slot`` (PTC_SIZE seats, duplicates possible) on the canonical chain:
+        drawn from the slot's committees, so it changes with the attester dependent root."""
+        epoch = slot // self.slots_per_epoch
+        dependent_root, committees = self.attester_committees(epoch)
+        key = (slot, dependent_root)
+        found = self._ptcs.get(key)
+        if found is None:
+            seed = derive_seed(PTC_SEED, self.genesis_validators_root, epoch, dependent_root)
+            slot_committees = []
+            index = 0
+            while (committee := committees.committee(slot, index)) is not None:
+                slot_committees.append(committee)
+                index += 1
+            found = compute_ptc(seed, slot, slot_committees, self.preset.PTC_SIZE)
+            self._ptcs[key] = found
+            for old in [k for k in self._ptcs if k[0] < slot - 4 * self.slots_per_epoch]:
+                del self._ptcs[old]
+        return found
 
     # --- proposers --------------------------------------------------------------
 

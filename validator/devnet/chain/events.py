@@ -37,6 +37,7 @@ EVENT_TOPICS = frozenset(
         "payload_attributes",
         "blob_sidecar",
         "data_column_sidecar",
+        "execution_payload_available",
     }
 )
 

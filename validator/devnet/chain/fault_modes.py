@@ -19,6 +19,8 @@ class Fault(StrEnum):
     CONFLICTING_BLOCK = "conflicting-block"
     UNAVAILABLE = "unavailable"
     REORG = "reorg"
+    BUILDER_OFFLINE = "builder-offline"
+    DUTIES_REORG = "duties-reorg"
 
     @classmethod
     def parse(cls, name: str) -> Fault:
@@ -49,3 +51,5 @@ class FaultHooks(Protocol):
     def block_slot(self, slot: int, proposer_index: int) -> int: ...
 
     def on_client_block(self, slot: int, proposer_index: int) -> None: ...
+
+    def relay_online(self) -> bool: ...

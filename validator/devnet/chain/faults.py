@@ -33,6 +33,14 @@ a correct client must do in each. Counters of what each mode did are in
   of ``e + 1`` and the attester duties of ``e + 1`` (already fetched one epoch
   ahead) change with their dependent roots. ``chain_reorg`` and ``head``
   events announce it.
+- ``builder-offline``: with ``--builder``, the relay fails every bid request,
+  so every block the chain produces is a local one.
+- ``duties-reorg``: in every epoch ``e >= 1``, right after the chain accepts
+  the epoch's first block from the client, the proposer duties of ``e`` (and
+  the attester duties of ``e + 1``, which depend on the same block) are
+  announced under another dependent root, with the same proposers and
+  committees, and a ``head`` event carries it: the client fetches the duties
+  again and must not propose the slot it just published a second time.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from hashlib import sha256
 
 from validator.consensus.ssz.phase0 import AttestationData, Checkpoint
 from validator.devnet.chain.fault_modes import Availability, Fault
@@ -68,6 +77,7 @@ class FaultInjector:
         self.chain = chain
         self.schedule = schedule
         self._conflict_epochs: set[int] = set()
+        self._relabelled_epochs: set[int] = set()
         self._far_block_epochs: set[int] = set()
 
     @property
@@ -197,9 +207,29 @@ class FaultInjector:
             return slot + FAR_FUTURE_EPOCHS * self.chain.slots_per_epoch
         return slot
 
+    def relay_online(self) -> bool:
+        if self.fault is Fault.BUILDER_OFFLINE:
+            self._count("relay_failures")
+            return False
+        return True
+
+    def _relabel_duties(self, epoch: int) -> None:
+        """Announce epoch ``epoch``'s proposer duties under another dependent root."""
+        chain = self.chain
+        if epoch in self._relabelled_epochs:
+            return
+        self._relabelled_epochs.add(epoch)
+        root = chain.tree.proposer_dependent_root(epoch)
+        chain.dependent_root_labels[root] = sha256(b"devnet duties-reorg" + root).digest()
+        chain.events.publish("head", chain.head_event(False))
+        self._count("duties_reorgs")
+
     def on_client_block(self, slot: int, proposer_index: int) -> None:
         chain = self.chain
         epoch = slot // chain.slots_per_epoch
+        if self.fault is Fault.DUTIES_REORG and epoch >= 1:
+            self._relabel_duties(epoch)
+            return
         if self.fault is not Fault.CONFLICTING_BLOCK or epoch < 1 or epoch in self._conflict_epochs:
             return
         self._conflict_epochs.add(epoch)

@@ -29,6 +29,9 @@ from validator.devnet.chain.shuffling import EpochCommittees
 
 RUN_COUNTERS = (
     "blocks_proposed",
+    "blinded_blocks_received",
+    "builder_blocks_offered",
+    "repeated_block_requests",
     "attestations_received",
     "attestations_included",
     "aggregates_received",
@@ -55,6 +58,16 @@ RUN_COUNTERS = (
     "attestation_duties",
     "attestations_before_two_thirds",
     "strict_violations",
+    # Gloas (ePBS)
+    "payload_attestations_expected",
+    "payload_attestations_received",
+    "late_payload_attestations",
+    "missed_payload_attestations",
+    "envelopes_expected",
+    "envelopes_received",
+    "missed_envelopes",
+    "proposer_preferences_received",
+    "stale_proposer_preferences",
 )
 
 
@@ -172,6 +185,8 @@ class Ledger:
             self.run["missed_attestations"]
             + self.run["missed_proposals"]
             + self.run["missed_sync_messages"]
+            + self.run["missed_payload_attestations"]
+            + self.run["missed_envelopes"]
         )
 
     def summary(self) -> dict[str, Any]:
@@ -181,6 +196,8 @@ class Ledger:
             "attestations": self.run["missed_attestations"],
             "proposals": self.run["missed_proposals"],
             "sync_messages": self.run["missed_sync_messages"],
+            "payload_attestations": self.run["missed_payload_attestations"],
+            "envelopes": self.run["missed_envelopes"],
         }
         duties = self.run["attestation_duties"]
         counters["attestations_before_two_thirds_share"] = (
@@ -192,6 +209,8 @@ class Ledger:
             cumulative.get("missed_attestations", 0)
             + cumulative.get("missed_proposals", 0)
             + cumulative.get("missed_sync_messages", 0)
+            + cumulative.get("missed_payload_attestations", 0)
+            + cumulative.get("missed_envelopes", 0)
         )
         counters["cumulative"] = cumulative
         return counters

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from validator.devnet.judge.message_readers import AttestationDataFields
 
@@ -93,3 +94,22 @@ class SyncMessagePool:
 
     def prune(self, min_slot: int) -> None:
         self._by_key = {key: value for key, value in self._by_key.items() if key[0] >= min_slot}
+
+
+@dataclass
+class PayloadAttestationPool:
+    """Verified PTC votes by slot: data root -> (data, validator -> signature)."""
+
+    votes: dict[int, dict[bytes, tuple[Any, dict[int, bytes]]]] = field(default_factory=dict)
+
+    def add(self, slot: int, data_root: bytes, data: Any, validator: int, signature: bytes) -> bool:
+        """Keep the first vote of each validator per slot (as gossip does); True when new."""
+        by_root = self.votes.setdefault(slot, {})
+        if any(validator in voters for _, voters in by_root.values()):
+            return False
+        by_root.setdefault(data_root, (data, {}))[1][validator] = signature
+        return True
+
+    def prune(self, before: int) -> None:
+        for slot in [s for s in self.votes if s < before]:
+            del self.votes[slot]

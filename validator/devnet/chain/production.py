@@ -17,6 +17,7 @@ from hashlib import sha256
 from typing import Any
 
 from validator.consensus.ssz.phase0 import Eth1Data
+from validator.devnet.chain.relay import Registration
 from validator.devnet.chain.simulated_chain import DevnetChain
 from validator.devnet.judge.signatures import aggregate_signatures_async
 
@@ -30,7 +31,7 @@ def _attestation(
     chain: DevnetChain, bits: list[bool], data: Any, signature: bytes, committees: set[int]
 ) -> Any:
     """An (EIP-7549) Attestation of the chain's preset for ``committees``."""
-    kind = chain.blocks.Attestation
+    kind = chain.containers_of_slot(int(data.slot)).Attestation
     fields = kind.fields()
     committee_count = chain.preset.MAX_COMMITTEES_PER_SLOT
     return kind(
@@ -168,7 +169,10 @@ async def plan_block(
     proposer_index: int,
     randao_reveal: bytes,
     graffiti: bytes,
+    builder: Registration | None = None,
 ) -> BlockPlan:
+    """``builder``: the proposer's registration when the builder's bid won (its payload pays
+    the registered fee recipient, at the registered gas limit)."""
     parent = chain.tree.head
     gvr = chain.identity.genesis_validators_root
     attestations, included = await _block_attestations(chain, slot)
@@ -179,12 +183,14 @@ async def plan_block(
     )
     payload = chain.blocks.BeaconBlockBody.fields()["execution_payload"](
         parent_hash=parent_execution_hash,
-        fee_recipient=chain.fee_recipient(proposer_index),
+        fee_recipient=(
+            chain.fee_recipient(proposer_index) if builder is None else builder.fee_recipient
+        ),
         state_root=sha256(b"devnet-execution-state" + parent.root).digest(),
         receipts_root=sha256(b"").digest(),
         prev_randao=sha256(randao_reveal).digest(),
         block_number=slot,
-        gas_limit=chain.gas_limit(proposer_index),
+        gas_limit=chain.gas_limit(proposer_index) if builder is None else builder.gas_limit,
         gas_used=0,
         timestamp=int(chain.slot_start(slot)),
         extra_data=EXTRA_DATA,
@@ -281,9 +287,7 @@ async def _block_attestations(
     return attestations, included
 
 
-async def _sync_aggregate(
-    chain: DevnetChain, slot: int, parent_root: bytes
-) -> Any:
+async def _sync_aggregate(chain: DevnetChain, slot: int, parent_root: bytes) -> Any:
     """The previous slot's sync committee messages for the parent block: its subcommittees' sum."""
     kind = chain.sync_containers.SyncAggregate
     if slot == 0:

@@ -24,6 +24,11 @@ from validator.consensus.ssz.preset import MAINNET, Preset
 ATTESTER_SEED = b"devnet-attester"
 PROPOSER_SEED = b"devnet-proposer"
 SYNC_COMMITTEE_SEED = b"devnet-sync-committee"
+PTC_SEED = b"devnet-ptc"
+
+MAX_EFFECTIVE_BALANCE_ELECTRA = 2048 * 10**9
+DEVNET_EFFECTIVE_BALANCE = 32 * 10**9
+"""Every devnet validator's effective balance (no rewards or penalties are simulated)."""
 
 
 def derive_seed(purpose: bytes, genesis_validators_root: bytes, number: int, root: bytes) -> bytes:
@@ -119,6 +124,45 @@ def compute_proposer(seed: bytes, slot: int, active_indices: Sequence[int]) -> i
     """The proposer of ``slot``: a uniform draw over the active validators."""
     digest = sha256(seed + slot.to_bytes(8, "little")).digest()
     return active_indices[int.from_bytes(digest[:8], "little") % len(active_indices)]
+
+
+def compute_balance_weighted_selection(
+    indices: Sequence[int], effective_balances: Sequence[int], seed: bytes, size: int
+) -> list[int]:
+    """gloas beacon-chain.md ``compute_balance_weighted_selection`` with ``shuffle_indices``
+    false (as ``compute_ptc`` calls it): walk ``indices`` in order, keep each with a chance
+    of its effective balance over MAX_EFFECTIVE_BALANCE_ELECTRA, until ``size`` are kept
+    (duplicates allowed)."""
+    max_random_value = 2**16 - 1
+    total = len(indices)
+    if total == 0:
+        raise ValueError("no candidates")
+    selected: list[int] = []
+    position = 0
+    random_bytes = b""
+    while len(selected) < size:
+        offset = position % 16 * 2
+        if offset == 0:
+            random_bytes = sha256(seed + (position // 16).to_bytes(8, "little")).digest()
+        candidate = position % total
+        weight = effective_balances[candidate] * max_random_value
+        random_value = int.from_bytes(random_bytes[offset : offset + 2], "little")
+        if weight >= MAX_EFFECTIVE_BALANCE_ELECTRA * random_value:
+            selected.append(indices[candidate])
+        position += 1
+    return selected
+
+
+def compute_ptc(
+    epoch_seed: bytes, slot: int, slot_committees: Sequence[Sequence[int]], size: int
+) -> tuple[int, ...]:
+    """gloas ``compute_ptc``: the slot's committees concatenated in order, then PTC_SIZE
+    balance-weighted draws, seeded by ``sha256(seed || slot)`` (the devnet's epoch seed in
+    place of ``get_seed(state, epoch, DOMAIN_PTC_ATTESTER)``)."""
+    indices = [member for committee in slot_committees for member in committee]
+    seed = sha256(epoch_seed + slot.to_bytes(8, "little")).digest()
+    balances = [DEVNET_EFFECTIVE_BALANCE] * len(indices)
+    return tuple(compute_balance_weighted_selection(indices, balances, seed, size))
 
 
 def compute_sync_committee(

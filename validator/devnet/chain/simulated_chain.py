@@ -24,7 +24,7 @@ from validator.consensus.chain_preset import SimulatedChainConfig
 from validator.consensus.encoding import to_hex
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec
-from validator.consensus.ssz import altair, fulu
+from validator.consensus.ssz import altair, fulu, gloas
 from validator.consensus.ssz.phase0 import AttestationData
 from validator.consensus.ssz.phase0 import Checkpoint as SszCheckpoint
 from validator.consensus.ssz.preset import PRESETS, Preset
@@ -34,8 +34,13 @@ from validator.devnet.chain.events import EventBus
 from validator.devnet.chain.fault_modes import FaultHooks
 from validator.devnet.chain.finality import FinalityTracker
 from validator.devnet.chain.ledger import Ledger
-from validator.devnet.chain.pools import AttestationPool, SyncMessagePool
+from validator.devnet.chain.pools import (
+    AttestationPool,
+    PayloadAttestationPool,
+    SyncMessagePool,
+)
 from validator.devnet.chain.registry import ValidatorLifecycle, ValidatorRegistry
+from validator.devnet.chain.relay import SimulatedRelay
 from validator.devnet.chain.state_directory import ChainIdentity
 from validator.devnet.judge.root_cache import RootCache
 from validator.devnet.judge.slasher import Slasher, SlashingFinding, SlashingKind
@@ -43,7 +48,7 @@ from validator.devnet.judge.slasher import Slasher, SlashingFinding, SlashingKin
 log = logging.getLogger("validator.devnet")
 
 FORK = ForkName.FULU
-"""Every block, attestation and aggregate the devnet serves is of this fork."""
+"""The fork of every block, attestation and aggregate before the Gloas fork epoch (if any)."""
 GENESIS_STATE_TAG = b"devnet-genesis-state"
 ZERO_ADDRESS = bytes(20)
 DEFAULT_GAS_LIMIT = 36_000_000
@@ -99,7 +104,13 @@ class DevnetChain:
         self.blocks = fulu.containers(self.preset)
         """The preset's Fulu containers: blocks, attestations, aggregates (Electra's)."""
         self.sync_containers = altair.containers(self.preset)
+        self.gloas_blocks = gloas.containers(self.preset)
+        """The preset's Gloas containers (progressive blocks, attestations, envelopes)."""
+        fork_epochs = {ForkName.PHASE0: 0}
+        if identity.gloas_fork_epoch is not None:
+            fork_epochs[ForkName.GLOAS] = identity.gloas_fork_epoch
         self.config = SimulatedChainConfig(
+            fork_epochs=fork_epochs,
             genesis_time=identity.genesis_time,
             genesis_validators_root=identity.genesis_validators_root,
             slot_duration_ms=identity.slot_duration_ms,
@@ -127,6 +138,18 @@ class DevnetChain:
         self.attestation_pool = AttestationPool()
         self.sync_pool = SyncMessagePool()
         self.fee_recipients: dict[int, bytes] = {}
+        # Gloas (ePBS): PTC votes, signed proposer preferences, self-built envelopes.
+        self.payload_attestation_pool = PayloadAttestationPool()
+        self.preferences: dict[int, tuple[int, bytes, int]] = {}
+        """proposal slot -> (validator, fee recipient, gas limit) of verified preferences."""
+        self.envelopes_due: dict[bytes, tuple[int, int, Any]] = {}
+        """block root -> (slot, proposer, envelope) of self-built blocks this chain produced."""
+        self.block_arrivals: dict[bytes, float] = {}
+        """Gloas block root -> when it was accepted (whether the PTC could have seen it)."""
+        self.envelopes_owed: dict[int, bytes] = {}
+        """slot -> the accepted self-built block whose envelope its proposer owes."""
+        self.envelopes_seen: dict[bytes, float] = {}
+        """block root -> when its signed envelope arrived (payload timeliness)."""
         self.registrations: dict[int, tuple[bytes, int]] = {}
         self.produced: dict[bytes, OfferedBlock] = {}
         self.aggregate_cache: dict[tuple[object, ...], tuple[int, asyncio.Future[bytes]]] = {}
@@ -134,8 +157,15 @@ class DevnetChain:
         self.served_proposers: dict[int, set[int]] = {}
         """slot -> every validator the proposer duties have named for it."""
         self.client_blocks: dict[int, set[int]] = {}
+        self.requested_block_slots: set[int] = set()
+        """Slots a block was asked for (``repeated_block_requests`` counts a second ask)."""
         """slot -> proposers whose block at that slot this chain accepted."""
         self.faults: FaultHooks | None = None
+        self.relay: SimulatedRelay | None = None
+        """The simulated builder and relay (``--builder``); None: local blocks only."""
+        self.dependent_root_labels: dict[bytes, bytes] = {}
+        """A dependent root -> the root served in its place (``--fault duties-reorg``: the
+        same duties announced under another dependent root, as Lodestar's dev chain does)."""
         self.findings: list[SlashingFinding] = []
         self.slots_seen = 0
         self.block_headers: dict[tuple[int, int], dict[str, Any]] = {}
@@ -182,6 +212,18 @@ class DevnetChain:
     def epoch_of(self, slot: int) -> int:
         return slot // self.slots_per_epoch
 
+    # --- forks -----------------------------------------------------------------
+
+    def is_gloas_slot(self, slot: int) -> bool:
+        return self.spec.is_gloas_slot(slot)
+
+    def fork_of_slot(self, slot: int) -> ForkName:
+        return ForkName.GLOAS if self.is_gloas_slot(slot) else FORK
+
+    def containers_of_slot(self, slot: int) -> Any:
+        """The block and attestation containers of ``slot``'s fork."""
+        return self.gloas_blocks if self.is_gloas_slot(slot) else self.blocks
+
     # --- head and blocks -----------------------------------------------------
 
     def head_event(self, epoch_transition: bool) -> dict[str, Any]:
@@ -192,8 +234,12 @@ class DevnetChain:
             "block": to_hex(head.root),
             "state": to_hex(head.state_root),
             "epoch_transition": epoch_transition,
-            "previous_duty_dependent_root": to_hex(self.tree.attester_dependent_root(epoch)),
-            "current_duty_dependent_root": to_hex(self.tree.proposer_dependent_root(epoch)),
+            "previous_duty_dependent_root": to_hex(
+                self.served_dependent_root(self.tree.attester_dependent_root(epoch))
+            ),
+            "current_duty_dependent_root": to_hex(
+                self.served_dependent_root(self.tree.proposer_dependent_root(epoch))
+            ),
             "execution_optimistic": False,
         }
 
@@ -242,6 +288,10 @@ class DevnetChain:
         )
         return reorg
 
+    def served_dependent_root(self, root: bytes) -> bytes:
+        """The dependent root duties and head events name for ``root``."""
+        return self.dependent_root_labels.get(root, root)
+
     def expected_proposer(self, slot: int) -> int | None:
         return self.duties.proposer(slot)
 
@@ -254,6 +304,37 @@ class DevnetChain:
     def gas_limit(self, validator_index: int) -> int:
         registered = self.registrations.get(validator_index)
         return registered[1] if registered else DEFAULT_GAS_LIMIT
+
+    def _block_in_time_for_ptc(self, root: bytes, slot: int) -> bool:
+        """A block that came after PAYLOAD_DUE_BPS finds the PTC already asked (204: no
+        block seen), so its seats owe no vote."""
+        arrived = self.block_arrivals.get(root)
+        due = self.slot_start(slot) + self.spec.ms_into_slot(
+            self.spec.gloas_deadlines.payload_due_bps
+        ) / 1000
+        return arrived is not None and arrived <= due
+
+    def slot_counted(self, slot: int) -> bool:
+        """Whether duties of ``slot`` are judged (the ledger counts from a start slot on)."""
+        start = self.ledger.count_from_slot
+        return start is not None and slot >= start
+
+    def proposal_terms(self, slot: int, proposer_index: int) -> tuple[bytes, int]:
+        """(fee recipient, gas limit) of a Gloas proposal: the proposer's signed preferences
+        for the slot when held, else what it prepared or registered."""
+        held = self.preferences.get(slot)
+        if held is not None and held[0] == proposer_index:
+            return held[1], held[2]
+        return self.fee_recipient(proposer_index), self.gas_limit(proposer_index)
+
+    def payload_timely(self, block_root: bytes, slot: int) -> bool:
+        """Whether the block's envelope came before PAYLOAD_DUE_BPS into its slot."""
+        seen = self.envelopes_seen.get(block_root)
+        due = (
+            self.slot_start(slot)
+            + self.spec.ms_into_slot(self.spec.gloas_deadlines.payload_due_bps) / 1000
+        )
+        return seen is not None and seen <= due + self.clock_disparity
 
     def remember_produced(self, produced: OfferedBlock) -> None:
         self.produced[produced.root] = produced
@@ -269,11 +350,21 @@ class DevnetChain:
         source = self.finality.source_for(epoch)
         return AttestationData(
             slot=slot,
-            index=0,
+            index=self.payload_status_vote(slot),
             beacon_block_root=self.tree.block_root_at_slot(slot),
             source=SszCheckpoint(epoch=source.epoch, root=source.root),
             target=SszCheckpoint(epoch=epoch, root=self.tree.epoch_boundary_root(epoch)),
         )
+
+    def payload_status_vote(self, slot: int) -> int:
+        """``data.index`` an honest node fills: 0 before Gloas and for a block of the slot
+        itself; else 1 (FULL) when the voted block's payload envelope arrived, 0 (EMPTY)."""
+        if not self.is_gloas_slot(slot):
+            return 0
+        head = self.tree.latest_at_or_before(slot)
+        if head.slot == slot:
+            return 0
+        return 1 if head.root in self.envelopes_seen else 0
 
     def attestation_data(self, slot: int) -> AttestationData:
         data = self.honest_attestation_data(slot)
@@ -368,6 +459,34 @@ class DevnetChain:
         self.tree.prune(keep_from)
         self.attestation_pool.prune(slot - self.slots_per_epoch - 1)
         self.sync_pool.prune(slot - 2)
+        self.payload_attestation_pool.prune(slot - 2)
+        previous = slot - 1
+        if previous >= 0 and self.is_gloas_slot(previous) and self.slot_counted(previous):
+            block = self.tree.canonical_at(previous)
+            if block is not None and self._block_in_time_for_ptc(block.root, previous):
+                # Every PTC member of a slot with a block owes one vote (one per validator),
+                # due PAYLOAD_ATTESTATION_DUE_BPS into it: all are in when the next slot starts.
+                owed = set(self.duties.ptc(previous))
+                voted = {
+                    voter
+                    for _, voters in self.payload_attestation_pool.votes.get(previous, {}).values()
+                    for voter in voters
+                }
+                self.ledger.count("payload_attestations_expected", len(owed))
+                self.ledger.count("missed_payload_attestations", len(owed - voted))
+        for owed_slot, root in list(self.envelopes_owed.items()):
+            if owed_slot < slot:
+                del self.envelopes_owed[owed_slot]
+                if root not in self.envelopes_seen:
+                    self.ledger.count("missed_envelopes")
+        for old_slot in [s for s in self.preferences if s < slot - self.slots_per_epoch]:
+            del self.preferences[old_slot]
+        for root in [r for r, due in self.envelopes_due.items() if due[0] < keep_from]:
+            del self.envelopes_due[root]
+        for root in [r for r in self.envelopes_seen if r not in self.envelopes_due]:
+            del self.envelopes_seen[root]
+        for root in [r for r in self.block_arrivals if r not in self.envelopes_due]:
+            del self.block_arrivals[root]
         self.aggregate_cache = {
             key: value
             for key, value in self.aggregate_cache.items()
@@ -375,6 +494,7 @@ class DevnetChain:
         }
         for old in [s for s in self.client_blocks if s < keep_from]:
             del self.client_blocks[old]
+        self.requested_block_slots = {s for s in self.requested_block_slots if s >= keep_from}
         for old in [s for s in self.served_proposers if s < keep_from]:
             del self.served_proposers[old]
         for old_key in [key for key in self.block_headers if key[1] < keep_from]:

@@ -51,6 +51,8 @@ class ChainIdentity:
     epochs_per_sync_committee_period: int
     preset: str = "mainnet"
     """The preset's name (PRESET_BASE); state written before presets were chosen is mainnet."""
+    gloas_fork_epoch: int | None = None
+    """The first Gloas (ePBS) epoch; None: the chain stays in Fulu (the default)."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -67,6 +69,9 @@ class ChainIdentity:
             slots_per_epoch=int(data["slots_per_epoch"]),
             epochs_per_sync_committee_period=int(data["epochs_per_sync_committee_period"]),
             preset=str(data.get("preset", "mainnet")),
+            gloas_fork_epoch=(
+                None if data.get("gloas_fork_epoch") is None else int(data["gloas_fork_epoch"])
+            ),
         )
 
     def check_compatible(self, directory: Path, requested: dict[str, object]) -> None:
@@ -77,6 +82,7 @@ class ChainIdentity:
             "slots_per_epoch": "slots per epoch",
             "epochs_per_sync_committee_period": "epochs per sync committee period",
             "preset": "preset",
+            "gloas_fork_epoch": "Gloas fork epoch",
         }
         for field_name, label in names.items():
             stored = getattr(self, field_name)

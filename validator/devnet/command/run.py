@@ -36,6 +36,7 @@ from validator.consensus.ssz.preset import PRESETS
 from validator.devnet import FAULTS, DevnetProcess, DevnetStateError, devnet_state_dir
 from validator.devnet.command.interop_keystores import write_interop_keystores
 from validator.duties.metrics import DutyKind, DutyResult
+from validator.key_settings import DEFAULT_BUILDER_BOOST_FACTOR
 from validator.logs import LogFormat, TextFormatter, configure_logging, install_handler
 from validator.metrics_server import DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT
 from validator.service import (
@@ -52,6 +53,9 @@ log = logging.getLogger("validator.devnet_command")
 NEW_CHAIN_GENESIS_DELAY = 3.0
 CHAIN_START_TIMEOUT = 60.0
 CHAIN_STOP_TIMEOUT = 30.0
+BLOCK_KINDS = ("local", "builder")
+#: The fee recipient ``--builder`` registers the devnet's keys with when none is given.
+DEVNET_FEE_RECIPIENT = bytes.fromhex("de7e" * 10)
 #: The keys every summary has (the chain's counts and the client's refusals).
 SUMMARY_KEYS = (
     "slots",
@@ -65,6 +69,14 @@ SUMMARY_KEYS = (
     "slashable_messages",
     "missed_duties",
     "client_refusals",
+    "payload_attestations_expected",
+    "payload_attestations_received",
+    "late_payload_attestations",
+    "missed_payload_attestations",
+    "envelopes_expected",
+    "envelopes_received",
+    "missed_envelopes",
+    "proposer_preferences_received",
 )
 
 
@@ -76,9 +88,18 @@ class DevnetOptions:
     slots_per_epoch: int = 8
     #: The chain's preset (``mainnet`` or ``minimal``); the client reads it from the chain.
     preset: str = "mainnet"
+    #: Schedule Gloas (ePBS) at this epoch (``--gloas-fork-epoch``); None: Fulu throughout.
+    gloas_fork_epoch: int | None = None
     validators_dir: Path = Path("devnet-validators")
     beacon_port: int = 0
     fault: str | None = None
+    #: The simulated builder and relay, and the client's builder flow (``--builder``).
+    builder: bool = False
+    builder_boost_factor: int = DEFAULT_BUILDER_BOOST_FACTOR
+    proposer_config: Path | None = None
+    #: The client's ``--suggested-fee-recipient``; with ``--builder`` or Gloas,
+    #: DEVNET_FEE_RECIPIENT when not given (registrations and preferences need one).
+    suggested_fee_recipient: bytes | None = None
     summary: Path | None = None
     doppelganger_protection: bool = False
     #: The shared record (postgresql://...) instead of the directory's file record.
@@ -93,6 +114,7 @@ class DevnetOptions:
     metrics: bool = False
     metrics_address: str = DEFAULT_METRICS_ADDRESS
     metrics_port: int = DEFAULT_METRICS_PORT
+    status_page: bool = False
     log_format: LogFormat = LogFormat.TEXT
     log_level: int = logging.WARNING
     #: Hold both sides to the Beacon API spec (tests; slow).
@@ -101,6 +123,23 @@ class DevnetOptions:
     progress: bool | None = None
     #: A new chain's genesis this long after the chain process is up.
     genesis_delay: float = NEW_CHAIN_GENESIS_DELAY
+
+
+GLOAS_DUTY_KINDS = frozenset(
+    {
+        DutyKind.PAYLOAD_ATTESTATION.value,
+        DutyKind.EXECUTION_PAYLOAD_ENVELOPE.value,
+        DutyKind.PROPOSER_PREFERENCES.value,
+    }
+)
+
+def _fee_recipient(options: DevnetOptions) -> bytes | None:
+    """The given fee recipient; DEVNET_FEE_RECIPIENT for a builder or Gloas devnet without one."""
+    if options.suggested_fee_recipient is not None:
+        return options.suggested_fee_recipient
+    if options.builder or options.gloas_fork_epoch is not None:
+        return DEVNET_FEE_RECIPIENT
+    return None
 
 
 async def start_chain(options: DevnetOptions) -> DevnetProcess:
@@ -119,6 +158,8 @@ async def start_chain(options: DevnetOptions) -> DevnetProcess:
             port=options.beacon_port,
             genesis_delay=options.genesis_delay,
             preset=options.preset,
+            gloas_fork_epoch=options.gloas_fork_epoch,
+            builder=options.builder,
             ready_timeout=CHAIN_START_TIMEOUT,
             own_session=True,
         )
@@ -152,6 +193,8 @@ class ClientCounts:
     signer_refusals: int
     duty_loop_refusals: int
     duties: dict[str, dict[str, int]]
+    #: Blocks published by who built the payload (``local``, ``builder``).
+    blocks: dict[str, int]
 
     @classmethod
     def now(cls) -> ClientCounts:
@@ -167,6 +210,10 @@ class ClientCounts:
                 }
                 for kind in DutyKind
             },
+            blocks={
+                kind: int(_metric_sum("validator_blocks_proposed_total", kind=kind))
+                for kind in BLOCK_KINDS
+            },
         )
 
     def since(self, start: ClientCounts) -> ClientCounts:
@@ -180,6 +227,7 @@ class ClientCounts:
                 }
                 for kind, results in self.duties.items()
             },
+            blocks={kind: count - start.blocks[kind] for kind, count in self.blocks.items()},
         )
 
     @property
@@ -284,6 +332,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
         if key in ("invalid_signatures", "slashable_messages") and value:
             style = "bold red"
         table.add_row(key, str(value), style=style)
+    if summary.get("builder"):
+        for key in ("registrations_received", "blinded_blocks_received"):
+            table.add_row(key, str(summary.get(key)))
+        table.add_row("client_blocks", str(summary.get("client_blocks")))
     for key in ("head_slot", "finalized_epoch", "fault"):
         if key in summary:
             table.add_row(key, str(summary[key]))
@@ -310,7 +362,13 @@ def build_summary(
         "signer": client.signer_refusals,
         "duty_loop": client.duty_loop_refusals,
     }
-    summary["client_duties"] = client.duties
+    # Gloas duties exist only on a chain that schedules Gloas: left out where none ran.
+    summary["client_duties"] = {
+        kind: counts
+        for kind, counts in client.duties.items()
+        if kind not in GLOAS_DUTY_KINDS or any(counts.values())
+    }
+    summary["client_blocks"] = client.blocks
     return summary
 
 
@@ -370,9 +428,14 @@ async def _run(options: DevnetOptions, console: Console, progress: Progress | No
                 metrics=options.metrics,
                 metrics_address=options.metrics_address,
                 metrics_port=options.metrics_port,
+                status_page=options.status_page,
+                builder=options.builder,
+                builder_boost_factor=options.builder_boost_factor,
+                proposer_config=options.proposer_config,
                 middlewares=_strict_middlewares() if options.strict else (),
                 progress=False,
                 health_check_interval=max(1.0, options.seconds_per_slot),
+                suggested_fee_recipient=_fee_recipient(options),
             )
         )
         if progress is not None:

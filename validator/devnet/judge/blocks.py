@@ -210,6 +210,11 @@ async def publish_block(
     chain.client_blocks.setdefault(slot, set()).add(proposer)
     chain.ledger.block_accepted(slot)
     chain.ledger.count("blocks_proposed")
+    if root in chain.envelopes_due:
+        chain.block_arrivals[root] = now
+        chain.ledger.count("envelopes_expected")  # a self-built Gloas block: its payload owed
+        if slot >= chain.ledger.count_from_slot:
+            chain.envelopes_owed[slot] = root
     # Attesters' votes the client's block carries on chain (aggregation bits set).
     chain.ledger.count("attestations_included", attesting_count(block.body.attestations))
     if produced is not None:

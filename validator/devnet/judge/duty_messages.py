@@ -67,6 +67,17 @@ async def decode_all(ssz_type: Any, items: Sequence[Any]) -> list[View | str]:
     return await asyncio.to_thread(decode)
 
 
+def _index_allowed(chain: DevnetChain, data: Any) -> bool:
+    """Electra fixes ``data.index`` at 0; from Gloas it is the payload-status vote (0 or 1),
+    and 0 for a block of the attestation's own slot."""
+    if not chain.is_gloas_slot(data.slot):
+        return bool(data.index == 0)
+    if data.index == 0:
+        return True
+    voted = chain.tree.get(data.beacon_block_root)
+    return bool(data.index == 1 and (voted is None or voted.slot != data.slot))
+
+
 def slot_window_problem(chain: DevnetChain, slot: int, now: float, oldest: int) -> str | None:
     if slot > chain.latest_allowed_slot(now):
         return f"slot {slot} has not started (the chain is at slot {chain.current_slot(now)})"
@@ -90,8 +101,8 @@ def _place_attestation(
     chain: DevnetChain, attestation: SingleAttestationFields, now: float
 ) -> _Placed | str:
     data = attestation.data
-    if data.index != 0:
-        return "data.index must be 0 from Electra on"
+    if not _index_allowed(chain, data):
+        return "data.index must be 0 from Electra on (0 or 1 from Gloas on)"
     problem = slot_window_problem(
         chain, data.slot, now, chain.current_slot(now) - chain.slots_per_epoch
     )
@@ -187,10 +198,14 @@ async def submit_attestations(chain: DevnetChain, body: Sequence[Any], now: floa
     return failures
 
 
-async def submit_aggregates(chain: DevnetChain, body: Sequence[Any], now: float) -> Failures:
-    """POST /eth/v2/validator/aggregate_and_proofs (Electra SignedAggregateAndProof)."""
+async def submit_aggregates(
+    chain: DevnetChain, body: Sequence[Any], now: float, containers: Any = None
+) -> Failures:
+    """POST /eth/v2/validator/aggregate_and_proofs (Electra SignedAggregateAndProof, or
+    Gloas's progressive one under ``Eth-Consensus-Version: gloas``)."""
     failures: Failures = []
-    decoded = await decode_all(chain.blocks.SignedAggregateAndProof, body)
+    kinds = chain.blocks if containers is None else containers
+    decoded = await decode_all(kinds.SignedAggregateAndProof, body)
     candidates: list[tuple[int, Any, AttestationDataFields, tuple[int, ...], int]] = []
     checks: list[SignatureCheck] = []
     for item, signed in enumerate(decoded):
@@ -273,8 +288,8 @@ def _aggregate_problem(
 ) -> tuple[str | None, tuple[int, ...], int]:
     if aggregator >= len(chain.registry):
         return f"unknown validator {aggregator}", (), 0
-    if data.index != 0:
-        return "data.index must be 0 from Electra on", (), 0
+    if not _index_allowed(chain, data):
+        return "data.index must be 0 from Electra on (0 or 1 from Gloas on)", (), 0
     problem = slot_window_problem(
         chain, data.slot, now, chain.current_slot(now) - chain.slots_per_epoch
     )

@@ -16,6 +16,7 @@ from validator.consensus.ssz.builder import SignedValidatorRegistrationV1
 from validator.consensus.ssz.codec import SszInputError, from_json
 from validator.consensus.ssz.phase0 import SignedVoluntaryExit
 from validator.devnet.beacon_api.errors import ApiError
+from validator.devnet.chain.relay import Registration
 from validator.devnet.chain.simulated_chain import DevnetChain
 from validator.devnet.judge.signatures import SignatureCheck, failed_checks_async
 
@@ -62,8 +63,11 @@ async def submit_voluntary_exit(chain: DevnetChain, body: Any, now: float) -> No
     chain.events.publish("voluntary_exit", body)
 
 
-async def submit_registrations(chain: DevnetChain, registrations: Sequence[View]) -> None:
-    """POST /eth/v1/validator/register_validator; ApiError(400) naming bad signatures."""
+async def submit_registrations(
+    chain: DevnetChain, registrations: Sequence[View], now: float
+) -> None:
+    """POST /eth/v1/validator/register_validator; ApiError(400) naming bad signatures (and,
+    with the simulated relay, registrations its timestamp rule refuses)."""
     checks = []
     indices = []
     for item, signed in enumerate(registrations):
@@ -81,18 +85,30 @@ async def submit_registrations(chain: DevnetChain, registrations: Sequence[View]
         )
         indices.append((item, index, signed))
     bad = {check.item for check in await failed_checks_async(checks)}
+    refused: list[str] = []
     for item, index, signed in indices:
         if item in bad:
             chain.ledger.count("invalid_signatures")
             continue
-        chain.registrations[index] = (
+        registration = Registration(
             bytes(signed.message.fee_recipient),
             int(signed.message.gas_limit),
+            int(signed.message.timestamp),
         )
+        if chain.relay is not None:
+            problem = chain.relay.refusal(index, registration.timestamp, now)
+            if problem is not None:
+                chain.ledger.count("rejected_messages")
+                refused.append(f"{item} ({problem})")
+                continue
+            chain.relay.keep(index, registration)
+        chain.registrations[index] = (registration.fee_recipient, registration.gas_limit)
         chain.ledger.count("registrations_received")
     if bad:
         listed = ", ".join(str(item) for item in sorted(bad))
         raise ApiError(400, f"invalid signature on registration(s) {listed}")
+    if refused:
+        raise ApiError(400, "registration(s) refused by the relay: " + "; ".join(refused))
 
 
 def parse_registrations(body: Any) -> list[View]:

@@ -29,6 +29,10 @@ SYNC_COMMITTEE = bytes.fromhex("07000000")
 SYNC_COMMITTEE_SELECTION_PROOF = bytes.fromhex("08000000")
 CONTRIBUTION_AND_PROOF = bytes.fromhex("09000000")
 APPLICATION_BUILDER = bytes.fromhex("00000001")
+# Gloas beacon-chain.md.
+BEACON_BUILDER = bytes.fromhex("0b000000")
+PTC_ATTESTER = bytes.fromhex("0c000000")
+PROPOSER_PREFERENCES = bytes.fromhex("0d000000")
 
 
 def _uint64_root(value: int) -> bytes:
@@ -121,6 +125,20 @@ class JudgeRoots:
             fork = earlier if int(message.epoch) < fork_epoch else state_fork
             version = simulated_fork_version(fork)
         domain = compute_domain(VOLUNTARY_EXIT, version, self.genesis_validators_root)
+        return signing_root(bytes(message.hash_tree_root()), domain)
+
+    def payload_attestation(self, data_root: bytes, slot: int) -> bytes:
+        """PayloadAttestationData: the fork of ``data.slot``'s epoch."""
+        return signing_root(data_root, self.domain(PTC_ATTESTER, self._epoch(slot)))
+
+    def execution_payload_envelope(self, envelope_root: bytes, slot: int) -> bytes:
+        """``get_domain(state, DOMAIN_BEACON_BUILDER)`` in the block's state (its slot)."""
+        return signing_root(envelope_root, self.domain(BEACON_BUILDER, self._epoch(slot)))
+
+    def proposer_preferences(self, message: View) -> bytes:
+        """``compute_fork_version(proposal_epoch)``: the proposal's fork, whenever signed."""
+        epoch = self._epoch(int(message.proposal_slot))
+        domain = self.domain(PROPOSER_PREFERENCES, epoch)
         return signing_root(bytes(message.hash_tree_root()), domain)
 
     def validator_registration(self, message: View) -> bytes:

@@ -26,7 +26,7 @@ from validator.consensus.ssz import (
     to_json,
 )
 from validator.consensus.ssz.blocks import blinded_block, parse_produced_block_ssz
-from validator.devnet.beacon_api.plumbing import DECLARES_503
+from validator.devnet.beacon_api.plumbing import DECLARES_503, GLOAS_DECLARES_503
 
 
 def test_routes_answering_503_are_exactly_those_the_spec_declares() -> None:
@@ -35,7 +35,14 @@ def test_routes_answering_503_are_exactly_those_the_spec_declares() -> None:
     from validator.devnet.beacon_api.server import BeaconApi
 
     declared = set()
+    gloas_routes = {
+        (route.method, route.path) for route in BeaconApi.__new__(BeaconApi).epbs_routes()
+    }
+    # beacon-APIs v4.0.0 predates Gloas: those routes keep master's declarations.
+    assert GLOAS_DECLARES_503 <= gloas_routes
     for route in BeaconApi.__new__(BeaconApi).routes():
+        if (route.method, route.path) in gloas_routes:
+            continue
         operation_file = index["paths"][route.path]["$ref"]
         operations = yaml.safe_load((root / operation_file).read_text())
         responses = operations[route.method.lower()]["responses"]

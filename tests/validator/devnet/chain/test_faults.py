@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -140,3 +141,39 @@ async def test_unavailable_refuses_then_holds_requests(tmp_path: Path) -> None:
     assert summary["fault_events"]["delayed_responses"] >= 1
     assert summary["fault_events"]["event_streams_closed"] >= 1
     assert summary["blocks_proposed"] >= 5
+
+
+async def test_duties_reorg_announces_the_same_proposers_under_another_root(
+    tmp_path: Path,
+) -> None:
+    async with faulty(tmp_path, "duties-reorg") as (node, driver):
+        await run_until(node, driver, 0, SLOTS_PER_EPOCH - 1)
+        before = await driver.client.get_proposer_duties(1)
+        await run_until(node, driver, 1, 1)
+        after = await driver.client.get_proposer_duties(1)
+        head = node.chain.head_event(False)
+        summary = assert_nothing_slashable(node)
+    assert summary["fault_events"]["duties_reorgs"] == 1
+    assert after.dependent_root != before.dependent_root
+    assert after.duties == before.duties
+    assert head["current_duty_dependent_root"] == "0x" + after.dependent_root.hex()
+
+
+async def test_builder_offline_serves_local_blocks_to_registered_proposers(
+    tmp_path: Path,
+) -> None:
+    from tests.validator.devnet.chain.test_builder_relay import _registration
+
+    async with running_devnet(
+        tmp_path / "devnet", seconds_per_slot=SLOT, fault="builder-offline", builder=True
+    ) as node:
+        async with connected_driver(node) as driver:
+            now = int(time.time())
+            await driver.client.register_validators(
+                [_registration(driver, index, now) for index in range(8)]
+            )
+            await run_until(node, driver, 1, 1)
+            summary = assert_nothing_slashable(node)
+    assert summary["fault_events"]["relay_failures"] >= 1
+    assert summary["blocks_proposed"] >= 1
+    assert summary["builder_blocks_offered"] == 0

@@ -234,8 +234,8 @@ async def test_client_middleware_stops_a_bad_request_before_it_is_sent(
 ) -> None:
     node, url = await start_node()
     client = await make_client([url])
-    with pytest.raises(SpecViolation, match="'gloas' fails enum"):
-        await client.publish_block(canned.signed_block_contents(9), consensus_version="gloas")
+    with pytest.raises(SpecViolation, match="'heze' fails enum"):
+        await client.publish_block(canned.signed_block_contents(9), consensus_version="heze")
     assert node.requests_to(routes.PUBLISH_BLOCK_V2) == []
     # The make_client fixture asserts that strict clients saw no violation; this
     # one was provoked on purpose.
@@ -265,3 +265,33 @@ def test_runtime_client_does_not_import_openapi_core() -> None:
         [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_gloas_exchanges_are_counted_not_checked(beacon_api_spec: BeaconApiSpec) -> None:
+    """beacon-APIs v4.0.0 predates Gloas: its routes and the ``gloas`` version are left
+    unchecked (and counted), an unknown later fork still fails."""
+    from validator.devnet.strict_mode.openapi_spec import HttpRequestParts
+
+    before = beacon_api_spec.unchecked_gloas_exchanges
+    ptc = HttpRequestParts(
+        method="post",
+        path="/eth/v1/validator/duties/ptc/3",
+        headers={"Content-Type": "application/json"},
+        body=b'["1"]',
+    )
+    assert beacon_api_spec.check_request(ptc) == []
+    gloas_block = HttpRequestParts(
+        method="post",
+        path="/eth/v2/beacon/blocks",
+        headers={"Content-Type": "application/json", "Eth-Consensus-Version": "gloas"},
+        body=b"{}",
+    )
+    assert beacon_api_spec.check_request(gloas_block) == []
+    assert beacon_api_spec.unchecked_gloas_exchanges == before + 2
+    later = HttpRequestParts(
+        method="post",
+        path="/eth/v2/beacon/blocks",
+        headers={"Content-Type": "application/json", "Eth-Consensus-Version": "heze"},
+        body=b"{}",
+    )
+    assert beacon_api_spec.check_request(later) != []
