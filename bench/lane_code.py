@@ -9,13 +9,14 @@ kernels crate as the extension's release profile does, with symbols that name th
 kernel type K (``-C symbol-mangling-version=v0``, into ``target/lane_code``; about a
 minute; machine code in the library, so thin LTO off for it), reads each entry from
 ``objdump -d`` (any x86 host: nothing runs) and prints per kernel: instructions,
-52-bit multiply-adds (``vpmadd52luq``/``vpmadd52huq``), 512-bit loads and stores, how many of those touch the stack (spills and reloads:
-``rsp``/``rbp``-relative), branches, and loads plus stores per multiply-add. Then it
-feeds each function's instructions (branches dropped: the kernels are straight-line
-code but for their loops over public bits, so a loop body counts once) to
-``llvm-mca`` for ``znver4``, ``znver5``, ``icelake-server`` and ``sapphirerapids``
-and prints its cycles per pass of the block and per lane (a pass is 8 lanes). These
-are static estimates, for comparing one build with another, not timings.
+52-bit multiply-adds (``vpmadd52luq``/``vpmadd52huq``), 512-bit loads and stores,
+how many of those touch the stack (spills and reloads: ``rsp``/``rbp``-relative),
+branches, and loads plus stores per multiply-add. Then it feeds each function's
+instructions (branches dropped: the kernels are straight-line code but for their
+loops over public bits, so a loop body counts once) to ``llvm-mca`` for ``znver4``,
+``znver5``, ``icelake-server`` and ``sapphirerapids`` and prints its cycles per pass
+of the block and per lane (a pass is 8 lanes). These are static estimates, for
+comparing one build with another, not timings.
 """
 
 from __future__ import annotations
