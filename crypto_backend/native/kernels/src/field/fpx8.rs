@@ -8,6 +8,45 @@
 
 use crate::lane::{LaneOps, OneLane, MASK52};
 
+/// `body` eight times, with `$index` bound to the constants 0 to 7: straight-line
+/// code at constant indices, whatever LLVM's loop unroller decides.
+macro_rules! unrolled {
+    ($index:ident => $body:block) => {{
+        {
+            let $index: usize = 0;
+            $body
+        }
+        {
+            let $index: usize = 1;
+            $body
+        }
+        {
+            let $index: usize = 2;
+            $body
+        }
+        {
+            let $index: usize = 3;
+            $body
+        }
+        {
+            let $index: usize = 4;
+            $body
+        }
+        {
+            let $index: usize = 5;
+            $body
+        }
+        {
+            let $index: usize = 6;
+            $body
+        }
+        {
+            let $index: usize = 7;
+            $body
+        }
+    }};
+}
+
 /// One 8-lane field element: `limbs[j]` holds limb j (bits 52j..52j+51) of each lane.
 pub type Fe<O> = [<O as LaneOps>::V; 8];
 /// The 52-bit limbs of one field element, lowest first.
@@ -152,9 +191,10 @@ impl<O: LaneOps> Fpx8<O> {
         out
     }
 
-    /// a*b/R mod p (Montgomery multiplication), for a, b < p: operand scanning, one
-    /// 52-bit reduction step per limb of a; the sums stay below 2^58, so nothing
-    /// overflows before the final carry pass.
+    /// a*b/R mod p (Montgomery multiplication), for a, b < p: the whole 8x8 product
+    /// into 16 column sums, then 8 reduction rows (each adds the multiple of p that
+    /// clears its lowest column and carries that column into the next), then one
+    /// carry pass; the sums stay below 2^58, so nothing overflows before it.
     #[inline(always)]
     pub fn mul(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         if O::INLINE_FIELD_OPS {
@@ -164,33 +204,31 @@ impl<O: LaneOps> Fpx8<O> {
         }
     }
 
+    /// Written out at constant indices (`unrolled!`): as loops, LLVM kept the rows
+    /// rolled and went through memory for every column sum.
     #[inline(always)]
     fn mul_inline(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         let o = self.o;
         let zero = o.splat(0);
         let p = self.constant(&P);
         let p_inv_neg = o.splat(P_INV_NEG);
-        let mut t = [zero; 9];
-        for ai in a.iter() {
-            for j in 0..8 {
-                t[j] = o.madd52lo(t[j], *ai, b[j]);
-                t[j + 1] = o.madd52hi(t[j + 1], *ai, b[j]);
-            }
-            // m makes t[0] + m*p[0] divisible by 2^52.
-            let m = o.madd52lo(zero, t[0], p_inv_neg);
-            for j in 0..8 {
-                t[j] = o.madd52lo(t[j], m, p[j]);
-                t[j + 1] = o.madd52hi(t[j + 1], m, p[j]);
-            }
-            let carry = o.shr::<52>(t[0]);
-            for j in 0..8 {
-                t[j] = t[j + 1];
-            }
-            t[0] = o.add(t[0], carry);
-            t[8] = zero;
-        }
-        let mut out = [zero; 8];
-        out.copy_from_slice(&t[..8]);
+        let mut t = [zero; 16];
+        unrolled!(i => {
+            unrolled!(j => {
+                t[i + j] = o.madd52lo(t[i + j], a[i], b[j]);
+                t[i + j + 1] = o.madd52hi(t[i + j + 1], a[i], b[j]);
+            });
+        });
+        unrolled!(i => {
+            // m makes column i divisible by 2^52 (only its low 52 bits count).
+            let m = o.madd52lo(zero, t[i], p_inv_neg);
+            unrolled!(j => {
+                t[i + j] = o.madd52lo(t[i + j], m, p[j]);
+                t[i + j + 1] = o.madd52hi(t[i + j + 1], m, p[j]);
+            });
+            t[i + 1] = o.add(t[i + 1], o.shr::<52>(t[i]));
+        });
+        let out = [t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15]];
         self.reduce_once(self.carry(out))
     }
 
