@@ -14,14 +14,15 @@ from hashlib import sha256
 from typing import Any
 
 from validator.consensus.ssz.gloas import BUILDER_INDEX_SELF_BUILD
-from validator.consensus.ssz.phase0 import Eth1Data
 from validator.devnet.chain.production import (
     BASE_FEE_PER_GAS,
     EXTRA_DATA,
     INFINITY_SIGNATURE,
     _block_attestations,
     _sync_aggregate,
+    devnet_eth1_data,
     execution_block_hash,
+    parent_execution_hash,
 )
 from validator.devnet.chain.simulated_chain import DevnetChain
 from validator.devnet.judge.signatures import aggregate_signatures_async
@@ -35,11 +36,7 @@ async def build_gloas_block(
     parent = chain.tree.head
     gvr = chain.identity.genesis_validators_root
     attestations, _included = await _block_attestations(chain, slot)
-    parent_hash = (
-        sha256(b"devnet-execution-genesis" + gvr).digest()
-        if parent.origin == "genesis"
-        else execution_block_hash(gvr, parent.parent_root, parent.slot)
-    )
+    parent_hash = parent_execution_hash(chain, parent)
     block_hash = execution_block_hash(gvr, parent.root, slot)
     fee_recipient, gas_limit = chain.proposal_terms(slot, proposer_index)
     bid = kinds.BeaconBlockBody.fields()["signed_execution_payload_bid"].fields()["message"](
@@ -54,22 +51,19 @@ async def build_gloas_block(
         value=0,
         execution_payment=0,
         blob_kzg_commitments=[],
-        execution_requests_root=kinds.ExecutionPayloadEnvelope.fields()["execution_requests"]()
-        .hash_tree_root(),
+        execution_requests_root=kinds.ExecutionPayloadEnvelope.fields()[
+            "execution_requests"
+        ]().hash_tree_root(),
     )
     body = kinds.BeaconBlockBody(
         randao_reveal=randao_reveal,
-        eth1_data=Eth1Data(
-            deposit_root=sha256(b"devnet-deposits" + gvr).digest(),
-            deposit_count=chain.identity.validator_count,
-            block_hash=sha256(b"devnet-eth1" + gvr).digest(),
-        ),
+        eth1_data=devnet_eth1_data(chain),
         graffiti=graffiti,
         attestations=[_as_gloas_attestation(kinds, attestation) for attestation in attestations],
         sync_aggregate=await _sync_aggregate(chain, slot, parent.root),
-        signed_execution_payload_bid=kinds.BeaconBlockBody.fields()[
-            "signed_execution_payload_bid"
-        ](message=bid, signature=INFINITY_SIGNATURE),
+        signed_execution_payload_bid=kinds.BeaconBlockBody.fields()["signed_execution_payload_bid"](
+            message=bid, signature=INFINITY_SIGNATURE
+        ),
         payload_attestations=await _payload_attestations(chain, slot, parent.root),
     )
     body_root = bytes(body.hash_tree_root())

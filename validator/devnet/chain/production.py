@@ -17,6 +17,7 @@ from hashlib import sha256
 from typing import Any
 
 from validator.consensus.ssz.phase0 import Eth1Data
+from validator.devnet.chain.blocktree import BlockRecord
 from validator.devnet.chain.relay import Registration
 from validator.devnet.chain.simulated_chain import DevnetChain
 from validator.devnet.judge.signatures import aggregate_signatures_async
@@ -49,6 +50,25 @@ def execution_block_hash(genesis_validators_root: bytes, parent_root: bytes, slo
     return sha256(
         b"devnet-execution" + genesis_validators_root + parent_root + slot.to_bytes(8, "little")
     ).digest()
+
+
+def parent_execution_hash(chain: DevnetChain, parent: BlockRecord) -> bytes:
+    """The execution block hash a block on ``parent`` builds on (the made-up genesis hash
+    on the genesis block)."""
+    gvr = chain.identity.genesis_validators_root
+    if parent.origin == "genesis":
+        return sha256(b"devnet-execution-genesis" + gvr).digest()
+    return execution_block_hash(gvr, parent.parent_root, parent.slot)
+
+
+def devnet_eth1_data(chain: DevnetChain) -> Eth1Data:
+    """Every block's Eth1Data: the devnet has no deposit contract, only its genesis keys."""
+    gvr = chain.identity.genesis_validators_root
+    return Eth1Data(
+        deposit_root=sha256(b"devnet-deposits" + gvr).digest(),
+        deposit_count=chain.identity.validator_count,
+        block_hash=sha256(b"devnet-eth1" + gvr).digest(),
+    )
 
 
 # --- aggregates and contributions ---------------------------------------------
@@ -176,13 +196,8 @@ async def plan_block(
     parent = chain.tree.head
     gvr = chain.identity.genesis_validators_root
     attestations, included = await _block_attestations(chain, slot)
-    parent_execution_hash = (
-        sha256(b"devnet-execution-genesis" + gvr).digest()
-        if parent.origin == "genesis"
-        else execution_block_hash(gvr, parent.parent_root, parent.slot)
-    )
     payload = chain.blocks.BeaconBlockBody.fields()["execution_payload"](
-        parent_hash=parent_execution_hash,
+        parent_hash=parent_execution_hash(chain, parent),
         fee_recipient=(
             chain.fee_recipient(proposer_index) if builder is None else builder.fee_recipient
         ),
@@ -207,11 +222,7 @@ async def plan_block(
         parent_root=parent.root,
         randao_reveal=randao_reveal,
         graffiti=graffiti,
-        eth1_data=Eth1Data(
-            deposit_root=sha256(b"devnet-deposits" + gvr).digest(),
-            deposit_count=chain.identity.validator_count,
-            block_hash=sha256(b"devnet-eth1" + gvr).digest(),
-        ),
+        eth1_data=devnet_eth1_data(chain),
         attestations=tuple(attestations),
         included=tuple(included),
         sync_aggregate=await _sync_aggregate(chain, slot, parent.root),
