@@ -34,7 +34,7 @@ def _uint_header(value: str | None, name: str) -> int | None:
     return None if value is None else parse_uint(value.strip(), name)
 
 
-def _bool_header(value: str | None, name: str) -> bool | None:
+def bool_header(value: str | None, name: str) -> bool | None:
     if value is None:
         return None
     lowered = value.strip().lower()
@@ -43,7 +43,8 @@ def _bool_header(value: str | None, name: str) -> bool | None:
     return lowered == "true"
 
 
-def _agree(from_header: T | None, from_body: T, name: str) -> T:
+def agree(from_header: T | None, from_body: T, name: str) -> T:
+    """``from_body``, when a header that says the same (if given) does not contradict it."""
     if from_header is not None and from_header != from_body:
         raise MalformedResponseError(
             f"header {name} says {from_header!r} but the body says {from_body!r}"
@@ -66,7 +67,7 @@ def _version_string(value: Any, name: str) -> str:
 def produced_block_from(answer: Answer) -> ProposalAnswer:
     headers = answer.headers
     header_version = headers.get(CONSENSUS_VERSION)
-    header_blinded = _bool_header(headers.get(PAYLOAD_BLINDED), PAYLOAD_BLINDED)
+    header_blinded = bool_header(headers.get(PAYLOAD_BLINDED), PAYLOAD_BLINDED)
     header_payload_value = _uint_header(headers.get(PAYLOAD_VALUE), PAYLOAD_VALUE)
     header_block_value = _uint_header(headers.get(BLOCK_VALUE), BLOCK_VALUE)
     if answer.media_type == SSZ:
@@ -93,18 +94,18 @@ def produced_block_from(answer: Answer) -> ProposalAnswer:
         field_of(body, "execution_payload_blinded", "block"), "execution_payload_blinded"
     )
     return ProposalAnswer(
-        version=_agree(
+        version=agree(
             header_version,
             _version_string(field_of(body, "version", "block"), "version"),
             CONSENSUS_VERSION,
         ),
-        blinded=_agree(header_blinded, blinded, PAYLOAD_BLINDED),
-        execution_payload_value=_agree(
+        blinded=agree(header_blinded, blinded, PAYLOAD_BLINDED),
+        execution_payload_value=agree(
             header_payload_value,
             parse_uint(field_of(body, "execution_payload_value", "block"), "payload value"),
             PAYLOAD_VALUE,
         ),
-        consensus_block_value=_agree(
+        consensus_block_value=agree(
             header_block_value,
             parse_uint(field_of(body, "consensus_block_value", "block"), "block value"),
             BLOCK_VALUE,
@@ -117,7 +118,7 @@ def versioned_data_from(answer: Answer) -> VersionedData:
     body = parse_object(answer.json(), "response")
     version = _version_string(field_of(body, "version", "response"), "version")
     return VersionedData(
-        version=_agree(answer.headers.get(CONSENSUS_VERSION), version, CONSENSUS_VERSION),
+        version=agree(answer.headers.get(CONSENSUS_VERSION), version, CONSENSUS_VERSION),
         data=parse_object(data_of(body), "data"),
     )
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import orjson
 
 from validator.beacon import routes
-from validator.beacon.answers import BLOCK_VALUE, CONSENSUS_VERSION
+from validator.beacon.answers import BLOCK_VALUE, CONSENSUS_VERSION, agree, bool_header
 from validator.beacon.errors import BeaconApiError, MalformedResponseError
 from validator.beacon.transport import ACCEPT_SSZ_FIRST, JSON, SSZ, Answer, BeaconTransport
 from validator.beacon.types import (
@@ -78,19 +78,9 @@ class ProposalV4Answer:
     ssz: bytes | None = None
 
 
-def _header_bool(answer: Answer, name: str) -> bool | None:
-    value = answer.headers.get(name)
-    if value is None:
-        return None
-    lowered = value.strip().lower()
-    if lowered not in ("true", "false"):
-        raise MalformedResponseError(f"header {name} is not true/false: {value!r:.40}")
-    return lowered == "true"
-
-
 def proposal_v4_from(answer: Answer) -> ProposalV4Answer:
     header_version = answer.headers.get(CONSENSUS_VERSION)
-    header_included = _header_bool(answer, PAYLOAD_INCLUDED)
+    header_included = bool_header(answer.headers.get(PAYLOAD_INCLUDED), PAYLOAD_INCLUDED)
     header_value = answer.headers.get(BLOCK_VALUE)
     if answer.media_type == SSZ:
         if header_version is None or header_included is None or header_value is None:
@@ -112,15 +102,12 @@ def proposal_v4_from(answer: Answer) -> ProposalV4Answer:
         field_of(body, "execution_payload_included", "block"), "execution_payload_included"
     )
     value = parse_uint(field_of(body, "consensus_block_value", "block"), "consensus_block_value")
-    for name, header, from_body in (
-        (CONSENSUS_VERSION, header_version, version),
-        (PAYLOAD_INCLUDED, header_included, included),
-    ):
-        if header is not None and header != from_body:
-            raise MalformedResponseError(
-                f"header {name} says {header!r} but the body says {from_body!r}"
-            )
-    return ProposalV4Answer(version, included, value, data=parse_object(data_of(body), "block"))
+    return ProposalV4Answer(
+        agree(header_version, version, CONSENSUS_VERSION),
+        agree(header_included, included, PAYLOAD_INCLUDED),
+        value,
+        data=parse_object(data_of(body), "block"),
+    )
 
 
 def payload_attestation_data_from(answer: Answer) -> tuple[str, JsonObject] | None:
@@ -131,11 +118,7 @@ def payload_attestation_data_from(answer: Answer) -> tuple[str, JsonObject] | No
     version = field_of(body, "version", "payload attestation data")
     if not isinstance(version, str):
         raise MalformedResponseError(f"version is not a fork name: {version!r:.40}")
-    header = answer.headers.get(CONSENSUS_VERSION)
-    if header is not None and header != version:
-        raise MalformedResponseError(
-            f"header {CONSENSUS_VERSION} says {header!r} but the body says {version!r}"
-        )
+    agree(answer.headers.get(CONSENSUS_VERSION), version, CONSENSUS_VERSION)
     return version, parse_object(data_of(body), "payload attestation data")
 
 
