@@ -236,6 +236,17 @@ class ChainQueries:
 
     # --- duties -----------------------------------------------------------------------
 
+    def _duties_response(self, dependent_root: bytes, data: list[dict[str, str]]) -> web.Response:
+        """An epoch's duties as the attester and proposer routes answer them (the root as
+        the chain serves it, which a fault may change)."""
+        return json_response(
+            {
+                "dependent_root": to_hex(self.chain.served_dependent_root(dependent_root)),
+                "execution_optimistic": False,
+                "data": data,
+            }
+        )
+
     def _duty_epoch(self, request: web.Request, lookahead: int = 1) -> int:
         epoch = uint_param(request.match_info["epoch"], "epoch")
         current = self.chain.current_epoch()
@@ -278,13 +289,7 @@ class ChainQueries:
                     "slot": str(assignment.slot),
                 }
             )
-        return json_response(
-            {
-                "dependent_root": to_hex(self.chain.served_dependent_root(dependent_root)),
-                "execution_optimistic": False,
-                "data": data,
-            }
-        )
+        return self._duties_response(dependent_root, data)
 
     async def liveness(self, request: web.Request) -> web.Response:
         """Which validators the chain saw attest (by target epoch) or propose in the epoch."""
@@ -326,13 +331,7 @@ class ChainQueries:
                     "slot": str(first + offset),
                 }
             )
-        return json_response(
-            {
-                "dependent_root": to_hex(self.chain.served_dependent_root(dependent_root)),
-                "execution_optimistic": False,
-                "data": data,
-            }
-        )
+        return self._duties_response(dependent_root, data)
 
     async def sync_duties(self, request: web.Request) -> web.Response:
         chain = self.chain
