@@ -100,6 +100,35 @@ _FORK_CONFIG_PREFIX: dict[ForkName, str] = {
 }
 
 
+@dataclass(frozen=True)
+class GloasDeadlines:
+    """The Gloas duty deadlines, in basis points of the slot (gloas validator.md); the
+    defaults are the spec's, also what ``SpecConfig`` takes when a node serves none."""
+
+    attestation_due_bps: int = 2500
+    aggregate_due_bps: int = 5000
+    sync_message_due_bps: int = 2500
+    contribution_due_bps: int = 5000
+    payload_due_bps: int = 5000
+    payload_attestation_due_bps: int = 7500
+
+    @classmethod
+    def from_config(cls, config: SpecConfig) -> GloasDeadlines:
+        return cls(**{field: getattr(config, name) for field, name in GLOAS_DUE_BPS_FIELDS.items()})
+
+
+#: Each deadline's field, and its name in the chain config.
+GLOAS_DUE_BPS_FIELDS = {
+    "attestation_due_bps": "ATTESTATION_DUE_BPS_GLOAS",
+    "aggregate_due_bps": "AGGREGATE_DUE_BPS_GLOAS",
+    "sync_message_due_bps": "SYNC_MESSAGE_DUE_BPS_GLOAS",
+    "contribution_due_bps": "CONTRIBUTION_DUE_BPS_GLOAS",
+    "payload_due_bps": "PAYLOAD_DUE_BPS",
+    "payload_attestation_due_bps": "PAYLOAD_ATTESTATION_DUE_BPS",
+}
+GLOAS_DUE_BPS_NAMES = tuple(GLOAS_DUE_BPS_FIELDS.values())
+
+
 class _ApiModel(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -172,12 +201,12 @@ class SpecConfig(_ApiModel):
 
     # Gloas deadlines in basis points of the slot (gloas validator.md); a node that does not
     # serve them gets the spec's values.
-    ATTESTATION_DUE_BPS_GLOAS: Uint64 = 2500
-    AGGREGATE_DUE_BPS_GLOAS: Uint64 = 5000
-    SYNC_MESSAGE_DUE_BPS_GLOAS: Uint64 = 2500
-    CONTRIBUTION_DUE_BPS_GLOAS: Uint64 = 5000
-    PAYLOAD_DUE_BPS: Uint64 = 5000
-    PAYLOAD_ATTESTATION_DUE_BPS: Uint64 = 7500
+    ATTESTATION_DUE_BPS_GLOAS: Uint64 = GloasDeadlines.attestation_due_bps
+    AGGREGATE_DUE_BPS_GLOAS: Uint64 = GloasDeadlines.aggregate_due_bps
+    SYNC_MESSAGE_DUE_BPS_GLOAS: Uint64 = GloasDeadlines.sync_message_due_bps
+    CONTRIBUTION_DUE_BPS_GLOAS: Uint64 = GloasDeadlines.contribution_due_bps
+    PAYLOAD_DUE_BPS: Uint64 = GloasDeadlines.payload_due_bps
+    PAYLOAD_ATTESTATION_DUE_BPS: Uint64 = GloasDeadlines.payload_attestation_due_bps
 
     EPOCHS_PER_SYNC_COMMITTEE_PERIOD: Uint64
     SYNC_COMMITTEE_SIZE: Uint64
@@ -372,39 +401,6 @@ def _describe(failure: ValidationError) -> str:
 
 UNSERVED_VERSION = b""
 """The version of a fork the node does not serve: no domain can be computed from it."""
-
-
-GLOAS_DUE_BPS_NAMES = (
-    "ATTESTATION_DUE_BPS_GLOAS",
-    "AGGREGATE_DUE_BPS_GLOAS",
-    "SYNC_MESSAGE_DUE_BPS_GLOAS",
-    "CONTRIBUTION_DUE_BPS_GLOAS",
-    "PAYLOAD_DUE_BPS",
-    "PAYLOAD_ATTESTATION_DUE_BPS",
-)
-
-
-@dataclass(frozen=True)
-class GloasDeadlines:
-    """The Gloas duty deadlines, in basis points of the slot (gloas validator.md)."""
-
-    attestation_due_bps: int = 2500
-    aggregate_due_bps: int = 5000
-    sync_message_due_bps: int = 2500
-    contribution_due_bps: int = 5000
-    payload_due_bps: int = 5000
-    payload_attestation_due_bps: int = 7500
-
-    @classmethod
-    def from_config(cls, config: SpecConfig) -> GloasDeadlines:
-        return cls(
-            attestation_due_bps=config.ATTESTATION_DUE_BPS_GLOAS,
-            aggregate_due_bps=config.AGGREGATE_DUE_BPS_GLOAS,
-            sync_message_due_bps=config.SYNC_MESSAGE_DUE_BPS_GLOAS,
-            contribution_due_bps=config.CONTRIBUTION_DUE_BPS_GLOAS,
-            payload_due_bps=config.PAYLOAD_DUE_BPS,
-            payload_attestation_due_bps=config.PAYLOAD_ATTESTATION_DUE_BPS,
-        )
 
 
 @dataclass(frozen=True)
