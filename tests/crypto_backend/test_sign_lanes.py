@@ -127,6 +127,24 @@ def test_sign_many_under_portable_equals_off(count: int) -> None:
     assert expected[:9] == [crypto_backend.sign(key, message) for key in keys[:9]]
 
 
+@pytest.mark.parametrize("count", [1, 7, 8, 9])
+def test_fewer_keys_than_a_lane_group_sign_on_blst_under_ifma(count: int) -> None:
+    """Under IFMA a batch of fewer than eight keys makes no lane pass (blst signs them
+    faster one by one); from eight on the lanes sign, and the signatures are the same."""
+    ifma_or_skip()
+    rng = random.Random(1000 + count)
+    keys = [rng.randrange(1, R_ORDER) for _ in range(count)]
+    message = rng.randbytes(32)
+    crypto_backend.use("blst")
+    with simd_mode("auto"):
+        assert simd.path() == "avx512ifma"
+        passes = testing.counters()["sign_lane_passes"]
+        signatures = crypto_backend.sign_many(keys, message)
+        made = testing.counters()["sign_lane_passes"] - passes
+    assert made == (0 if count < 8 else -(-count // 8))
+    assert signatures == [crypto_backend.sign(key, message) for key in keys]
+
+
 @pytest.mark.parametrize("bad", [0, R_ORDER, R_ORDER + 1, 1 << 256])
 def test_sign_many_under_portable_refuses_a_bad_key_before_signing_any(bad: int) -> None:
     keys = [5, 6, 7, 8, 9, 10, 11, 12, 13, bad]
