@@ -79,6 +79,7 @@ def test_client_and_chain_both_keep_to_the_beacon_api_standard(tmp_path: Path) -
 def test_the_builder_flow_keeps_to_the_beacon_api_standard(tmp_path: Path) -> None:
     """The strict run again with the simulated builder: registrations and blinded blocks
     checked against the spec on both sides."""
+    official_vectors("beacon-api")  # both sides read the spec from there
     code, summary = run(
         tmp_path / "validators", slots=6, strict=True, seconds_per_slot=2.0, builder=True
     )
