@@ -118,7 +118,7 @@ class ChildWatch:
 def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> None:
     """The SIMD layer against VALIDATOR_BLS_SIMD=off, one thread. Where the CPU has
     AVX-512 IFMA the lines carry the SIMD layer's goals; elsewhere ``auto`` is the blst path
-    itself, so each line shows what the dispatch costs (goal: within 1.03x)."""
+    itself, so each line shows what the dispatch costs (goal: within 1.02x)."""
     ifma = simd.ifma_available()
     auto_path = "avx512ifma" if ifma else "none"
     print(f"SIMD: VALIDATOR_BLS_SIMD={simd.mode()} ran path {simd.path()!r}; "
@@ -135,13 +135,14 @@ def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> 
         return run
 
     def goal(ifma_goal: float) -> float:
-        return ifma_goal if ifma else 1.03
+        # Without IFMA, auto is the blst path: the dispatch may cost at most 2%.
+        return ifma_goal if ifma else 1.02
 
     rounds_of_mul = 20_000
     if ifma:
         compare("8-lane Fp multiplication (avx512ifma)  vs  8 blst mul_mont_384",
                 lambda: baseline.lane_fp_mul_seconds("avx512ifma", rounds_of_mul),
-                lambda: baseline.blst_fp_mul_seconds(rounds_of_mul), 0.25, rounds=9)
+                lambda: baseline.blst_fp_mul_seconds(rounds_of_mul), 0.18, rounds=9)
     portable = statistics.median(
         baseline.lane_fp_mul_seconds("portable", rounds_of_mul) for _ in range(9))
     blst_mul = statistics.median(baseline.blst_fp_mul_seconds(rounds_of_mul) for _ in range(9))
@@ -164,8 +165,24 @@ def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> 
     # check, identity refusal) through the key cache; every call sees new keys.
     under("auto", validate_many)()
     compare("key_validate_many(4,096 new keys), SIMD auto  vs  VALIDATOR_BLS_SIMD=off",
-            under("auto", validate_many), under("off", validate_many), goal(0.33),
+            under("auto", validate_many), under("off", validate_many), goal(0.22),
             rounds=rounds)
+
+    # eth_aggregate_pubkeys validates every key (cache misses here) before summing.
+    big_rounds = 5
+    many_fresh = iter([
+        [crypto_backend.sk_to_pk(secrets.randbelow(crypto_backend.CURVE_ORDER - 1) + 1)
+         for _ in range(16_384)]
+        for _ in range(2 * big_rounds + 1)
+    ])
+
+    def aggregate_new_keys() -> None:
+        crypto_backend.eth_aggregate_pubkeys(next(many_fresh))
+
+    under("auto", aggregate_new_keys)()
+    compare("eth_aggregate_pubkeys(16,384 new keys), SIMD auto  vs  VALIDATOR_BLS_SIMD=off",
+            under("auto", aggregate_new_keys), under("off", aggregate_new_keys), goal(0.22),
+            rounds=big_rounds)
 
     signatures = crypto_backend.sign_many(secret_keys[:512], message)
     sets = [
@@ -173,16 +190,29 @@ def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> 
         for sk, pk, m in zip(secret_keys[:64], pubkeys[:64],
                              [secrets.token_bytes(32) for _ in range(64)], strict=True)
     ]
+    four_messages = [secrets.token_bytes(32) for _ in range(4)]
+    sets_over_four = [
+        crypto_backend.SignatureSet([pk], four_messages[index % 4],
+                                    crypto_backend.sign(sk, four_messages[index % 4]))
+        for index, (sk, pk) in enumerate(zip(secret_keys[:64], pubkeys[:64], strict=True))
+    ]
     signature = crypto_backend.sign(secret_keys[0], message)
+    committee_signature = crypto_backend.aggregate(signatures)
+    # No line may get slower than blst by more than 2% where the lanes do not pay.
     lines: list[tuple[str, Callable[[], object], float, int, int]] = [
-        ("aggregate(512 signatures)", lambda: crypto_backend.aggregate(signatures), 0.33, 9, 3),
+        ("aggregate(512 signatures)", lambda: crypto_backend.aggregate(signatures), 0.22, 9, 3),
         ("sign_many(1,000 keys, one message)",
-         lambda: crypto_backend.sign_many(secret_keys, message), 0.35, 7, 2),
+         lambda: crypto_backend.sign_many(secret_keys, message), 0.30, 7, 2),
         ("verify_signature_sets(64 sets, 64 messages)",
          lambda: crypto_backend.verify_signature_sets(sets), 0.6, 11, 3),
+        ("verify_signature_sets(64 sets, 4 messages)",
+         lambda: crypto_backend.verify_signature_sets(sets_over_four), 0.45, 11, 3),
         ("verify (one pair, key cached)",
-         lambda: crypto_backend.verify(pubkeys[0], message, signature), 1.0, 9, 20),
-        ("sign(sk, m)", lambda: crypto_backend.sign(secret_keys[0], message), 1.0, 9, 20),
+         lambda: crypto_backend.verify(pubkeys[0], message, signature), 0.75, 9, 20),
+        ("fast_aggregate_verify(512 cached keys)",
+         lambda: crypto_backend.fast_aggregate_verify(pubkeys[:512], message,
+                                                      committee_signature), 0.75, 9, 5),
+        ("sign(sk, m)", lambda: crypto_backend.sign(secret_keys[0], message), 1.02, 9, 20),
     ]
     for label, call, ifma_goal, line_rounds, pairs in lines:
         call()
@@ -204,6 +234,10 @@ def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> 
     # The Miller loops and final exponentiation alone, without the batch's decodes and
     # weighted sums: 64 pairs, 8 kernel passes on the portable layer.
     pairs = [(set_.pubkeys[0], set_.signature) for set_ in sets]
+    if ifma:
+        compare("Miller product + final exp of 64 pairs, avx512ifma kernel  vs  "
+                "blst_miller_loop_n", lambda: baseline.miller_final_exp(pairs, "avx512ifma"),
+                lambda: baseline.miller_final_exp(pairs, "none"), None, rounds=7)
     compare("Miller product + final exp of 64 pairs, portable kernel (the test layer, "
             "not a goal line)  vs  blst_miller_loop_n",
             lambda: baseline.miller_final_exp(pairs, "portable"),
@@ -211,7 +245,7 @@ def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> 
     sign_many_line = ("sign_many(1,000 keys, one message) on avx512ifma  vs  blst hash once + "
                       "1,000 blst multiplications")
     if not ifma:
-        print(f"[INFO] {sign_many_line} (goal <= 0.35x): not measured, this CPU has no "
+        print(f"[INFO] {sign_many_line} (goal <= 0.30x): not measured, this CPU has no "
               "avx512ifma (the 'SIMD auto' sign_many line above is blst on both sides)",
               flush=True)
     sign_many = under("portable", lambda: crypto_backend.sign_many(secret_keys, message))
