@@ -1,5 +1,6 @@
 //! The 8-lane Miller loop against blst's: after the final exponentiation each lane's
-//! value equals blst's pairing of the same pair; and the loop's Fp12 products
+//! value equals blst's pairing of the same pair (of the product of its pairs, over
+//! several chunks); and the loop's Fp12 products
 //! against blst_fp12_mul and blst_fp12_sqr.
 
 mod common;
@@ -65,6 +66,51 @@ fn each_lane_is_blsts_pairing() {
             // SAFETY: two live fp12 values.
             assert!(unsafe { blst_fp12_is_equal(&got, &want) }, "{path:?} lane {lane}");
         }
+    }
+}
+
+#[test]
+fn each_lane_accumulates_its_pair_of_every_chunk() {
+    let mut rng = Rng(0x6737);
+    let chunks = 3;
+    let ps: Vec<[blst_p1_affine; 8]> =
+        (0..chunks).map(|_| std::array::from_fn(|_| affine_g1(&rng.scalar()))).collect();
+    let qs: Vec<[blst_p2_affine; 8]> = (0..chunks)
+        .map(|chunk| {
+            std::array::from_fn(|lane| {
+                affine_g2(&rng.scalar(), format!("chunk {chunk} message {lane}").as_bytes())
+            })
+        })
+        .collect();
+    let p_words: Vec<[G1Words; 8]> =
+        ps.iter().map(|chunk| chunk.map(|p| G1Words { x: p.x.l, y: p.y.l })).collect();
+    let q_words: Vec<[G2Words; 8]> = qs
+        .iter()
+        .map(|chunk| {
+            chunk.map(|q| G2Words { x: [q.x.fp[0].l, q.x.fp[1].l], y: [q.y.fp[0].l, q.y.fp[1].l] })
+        })
+        .collect();
+    for path in common::layers() {
+        let values = miller::miller_product_on(path, &p_words, &q_words).expect("a layer");
+        for lane in 0..8 {
+            let mut want = blst_fp12::default();
+            // SAFETY: live points and fp12 values in, one fp12 out.
+            unsafe {
+                blst_miller_loop(&mut want, &qs[0][lane], &ps[0][lane]);
+                for chunk in 1..chunks {
+                    let mut value = blst_fp12::default();
+                    blst_miller_loop(&mut value, &qs[chunk][lane], &ps[chunk][lane]);
+                    let so_far = want;
+                    blst_fp12_mul(&mut want, &so_far, &value);
+                }
+            }
+            let (got, want) = (final_exp(&fp12_of(&values[lane])), final_exp(&want));
+            // SAFETY: two live fp12 values.
+            assert!(unsafe { blst_fp12_is_equal(&got, &want) }, "{path:?} lane {lane}");
+        }
+        // A lane's product is not its first chunk's value alone.
+        let first = miller::miller_loop_on(path, &p_words[0], &q_words[0]).expect("a layer");
+        assert_ne!(final_exp(&fp12_of(&first[0])), final_exp(&fp12_of(&values[0])));
     }
 }
 

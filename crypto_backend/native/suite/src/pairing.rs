@@ -5,14 +5,15 @@
 use crate::curve::{self, g1_from_affine, g1_to_affine, g2_affine_is_identity, G1Affine, G2Affine};
 use bls_lanes::dispatch::{self, Path};
 use bls_lanes::miller;
-use bls_lanes::points::Fp12Words;
+use bls_lanes::points::{Fp12Words, G1Words, G2Words};
 use blst::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many pairing checks this process started; the tests read it to prove that a
 /// refusal came before any pairing.
 pub static PAIRING_CHECKS: AtomicU64 = AtomicU64::new(0);
-/// Miller-loop kernel passes run (tests check that a path went through the lanes).
+/// Chunks of 8 pairs run through the Miller-loop kernel (tests check that a path
+/// went through the lanes).
 pub static MILLER_PASSES: AtomicU64 = AtomicU64::new(0);
 
 /// Whether prod e(P_i, Q_i) == e(g1, signature), with one final exponentiation.
@@ -90,17 +91,21 @@ pub fn miller_product_on(ps: &[&G1Affine], qs: &[&G2Affine], path: Path) -> blst
         rest_qs.push(q as *const G2Affine);
     }
     let mut product = fp12_from_words(&miller::ONE_FP12);
-    for start in (0..whole).step_by(8) {
-        let chunk_ps: &[G1Affine; 8] = lane_ps[start..start + 8].try_into().expect("8 pairs");
-        let chunk_qs: &[G2Affine; 8] = lane_qs[start..start + 8].try_into().expect("8 pairs");
-        let Some(values) = miller::miller_loop_on(
-            path,
-            &chunk_ps.map(|p| curve::g1_words(&p)),
-            &chunk_qs.map(|q| curve::g2_words(&q)),
-        ) else {
+    if whole > 0 {
+        let chunk_ps: Vec<[G1Words; 8]> = lane_ps[..whole]
+            .chunks_exact(8)
+            .map(|chunk| std::array::from_fn(|lane| curve::g1_words(&chunk[lane])))
+            .collect();
+        let chunk_qs: Vec<[G2Words; 8]> = lane_qs[..whole]
+            .chunks_exact(8)
+            .map(|chunk| std::array::from_fn(|lane| curve::g2_words(&chunk[lane])))
+            .collect();
+        // One pass over the loop for all the chunks: each lane accumulates its pair
+        // of every chunk.
+        let Some(values) = miller::miller_product_on(path, &chunk_ps, &chunk_qs) else {
             return miller_product_on(ps, qs, Path::Off);
         };
-        MILLER_PASSES.fetch_add(1, Ordering::Relaxed);
+        MILLER_PASSES.fetch_add(chunk_ps.len() as u64, Ordering::Relaxed);
         for value in &values {
             let so_far = product;
             // SAFETY: live fp12 values in, one out (a separate local).
