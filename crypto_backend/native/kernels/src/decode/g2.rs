@@ -32,7 +32,7 @@ const FOUR: Limbs = [
     0x5208,
 ];
 /// psi(x, y) = (conj(x) * PSI_X, conj(y) * PSI_Y); PSI_X = 1/(1+i)^((p-1)/3) = c1 i.
-const PSI_X_C1: Limbs = [
+pub(crate) const PSI_X_C1: Limbs = [
     0x18a5500cc654c,
     0x2e1c1e9482fe9,
     0xd5d532d24a460,
@@ -43,7 +43,7 @@ const PSI_X_C1: Limbs = [
     0x1227f,
 ];
 /// PSI_Y = 1/(1+i)^((p-1)/2).
-const PSI_Y_C0: Limbs = [
+pub(crate) const PSI_Y_C0: Limbs = [
     0x9c1a677c96161,
     0xf16c8708fcef3,
     0x94977d28093e6,
@@ -53,7 +53,7 @@ const PSI_Y_C0: Limbs = [
     0x3f2d89b2709bb,
     0x917d,
 ];
-const PSI_Y_C1: Limbs = [
+pub(crate) const PSI_Y_C1: Limbs = [
     0x53e598836494a,
     0xd44ccf702cac,
     0xd677e519e1819,
