@@ -61,7 +61,8 @@ fn main() {
     // The outputs are public: from here on code may branch on them.
     let lines: Vec<String> = match table {
         Some(table) => {
-            let signatures = g2::signatures(Portable, &table, &scalars);
+            // The split into base-|z| digits runs inside, on the marked scalars.
+            let signatures = g2::signatures(Portable, &table, &mut scalars);
             memcheck::make_defined(&signatures);
             signatures.iter().map(|signature| hex(signature)).collect()
         }

@@ -8,10 +8,8 @@ use common::Rng;
 
 /// Edge scalars beside random ones: 1, 2, r - 1, and every 4-bit window 0 or 15.
 fn scalars(rng: &mut Rng, count: usize) -> Vec<[u64; 4]> {
-    let r_minus_1 =
-        [0xfffffffeffffffff, 0x53bda402fffe5bfe, 0x3339d80809a1d805, 0x73eda753299d7d48];
     let mut out =
-        vec![[1, 0, 0, 0], [2, 0, 0, 0], r_minus_1, [u64::MAX, u64::MAX, u64::MAX, 0xfff]];
+        vec![[1, 0, 0, 0], [2, 0, 0, 0], R_MINUS_1, [u64::MAX, u64::MAX, u64::MAX, 0xfff]];
     out.extend((out.len()..count).map(|_| rng.scalar()));
     out
 }
@@ -28,16 +26,88 @@ fn public_keys_match_blst() {
     }
 }
 
+/// |z| for z = -0xd201000000010000, and r - 1.
+const Z_ABS: u64 = 0xd201000000010000;
+const R_MINUS_1: [u64; 4] =
+    [0xfffffffeffffffff, 0x53bda402fffe5bfe, 0x3339d80809a1d805, 0x73eda753299d7d48];
+
+/// a * m + c over four words; panics on overflow (the test's values fit).
+fn mul_add(a: &[u64; 4], m: u64, c: u64) -> [u64; 4] {
+    let mut out = [0u64; 4];
+    let mut carry = u128::from(c);
+    for (slot, word) in out.iter_mut().zip(a) {
+        let wide = u128::from(*word) * u128::from(m) + carry;
+        *slot = wide as u64;
+        carry = wide >> 64;
+    }
+    assert_eq!(carry, 0, "the test's values fit four words");
+    out
+}
+
+/// a - 1 for a > 0.
+fn minus_one(a: &[u64; 4]) -> [u64; 4] {
+    let mut out = *a;
+    for word in out.iter_mut() {
+        let (value, borrow) = word.overflowing_sub(1);
+        *word = value;
+        if !borrow {
+            break;
+        }
+    }
+    out
+}
+
+/// The scalars where the split into base-|z| digits is at an edge: |z|^k - 1, |z|^k
+/// and |z|^k + 1 for k = 1, 2, 3 (digits all |z| - 1 below a power, a lone 1, a
+/// carry), r - 1 and r - 2 (the largest keys), small keys (one digit, one window),
+/// the largest 204-bit value, then random ones; a multiple of 8 in all.
+fn split_edges(rng: &mut Rng) -> Vec<[u64; 4]> {
+    let mut out = vec![R_MINUS_1, minus_one(&R_MINUS_1), [u64::MAX, u64::MAX, u64::MAX, 0xfff]];
+    let mut power = [1, 0, 0, 0];
+    for _ in 0..3 {
+        power = mul_add(&power, Z_ABS, 0);
+        out.extend([minus_one(&power), power, mul_add(&power, 1, 1)]);
+    }
+    out.extend([[1, 0, 0, 0], [2, 0, 0, 0], [15, 0, 0, 0], [16, 0, 0, 0], [Z_ABS - 1, 0, 0, 0]]);
+    while out.len() % 8 != 0 || out.len() < 32 {
+        out.push(rng.scalar());
+    }
+    out
+}
+
+#[test]
+fn split_gives_base_z_digits() {
+    let mut rng = Rng(0x6735);
+    let scalars = split_edges(&mut rng);
+    for chunk in scalars.chunks(8) {
+        let want: [[u64; 4]; 8] = chunk.try_into().expect("8 scalars");
+        let mut digits = want;
+        mul::g2::split(&mut digits);
+        for (scalar, lane) in want.iter().zip(&digits) {
+            assert!(lane.iter().all(|&digit| digit < Z_ABS), "{lane:x?} of {scalar:x?}");
+            // Horner: ((d3 |z| + d2) |z| + d1) |z| + d0.
+            let back = lane[..3]
+                .iter()
+                .rev()
+                .fold([lane[3], 0, 0, 0], |acc, &digit| mul_add(&acc, Z_ABS, digit));
+            assert_eq!(&back, scalar, "digits {lane:x?}");
+        }
+    }
+}
+
 #[test]
 fn signatures_match_blst() {
     let mut rng = Rng(0x6734);
     let hashed = common::hash_to_g2(b"eight keys sign one message");
+    let mut all = scalars(&mut rng, 16);
+    all.extend(split_edges(&mut rng));
     for path in common::layers() {
         let table = mul::window_table_on(path, &common::serialize_g2(&hashed)).expect("a layer");
-        for chunk in scalars(&mut rng, 16).chunks(8) {
-            let chunk: &[[u64; 4]; 8] = chunk.try_into().expect("8 scalars");
+        for chunk in all.chunks(8) {
+            let mut chunk: [[u64; 4]; 8] = chunk.try_into().expect("8 scalars");
             let want = chunk.map(|scalar| common::blst_signature(&scalar, &hashed));
-            assert_eq!(mul::signatures_on(path, &table, chunk).expect("a layer"), want, "{path:?}");
+            let got = mul::signatures_on(path, &table, &mut chunk).expect("a layer");
+            assert_eq!(got, want, "{path:?}");
         }
     }
 }

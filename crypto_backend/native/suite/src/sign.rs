@@ -42,12 +42,13 @@ pub fn sign_many_on(secrets: &[SecretScalar], message: &[u8], path: Path) -> Vec
     threads::map(&chunks, 1, |chunk| {
         test_panic::maybe_panic(test_panic::Site::SignMany);
         PASSES.fetch_add(1, Ordering::Relaxed);
-        // Zeroed on drop; the kernel reads the scalars here, through a borrow.
-        let scalars = Zeroizing::new(std::array::from_fn(|lane| {
+        // Zeroed on drop; the kernel reads the scalars here, through a borrow, and
+        // splits them here in place (their digits are as secret as they are).
+        let mut scalars = Zeroizing::new(std::array::from_fn(|lane| {
             chunk.get(lane).map_or(SPARE_LANE_SCALAR, SecretScalar::le_words)
         }));
         let signatures =
-            mul::signatures_on(path, &table, &scalars).expect("the lane layer built the table");
+            mul::signatures_on(path, &table, &mut scalars).expect("the lane layer built the table");
         signatures[..chunk.len()].to_vec()
     })
     .concat()

@@ -165,6 +165,26 @@ pub fn window_table<C: Curve>(c: C, base: &Projective<C>) -> [Projective<C>; 16]
     table
 }
 
+/// The entry of `table` each lane's digit (0..16, a lane vector) names, by a mask
+/// over all 16 entries: the digit is secret, so it steers no index.
+#[inline(always)]
+fn select_entry<C: Curve, O: LaneOps>(
+    c: C,
+    o: O,
+    table: &[Projective<C>; 16],
+    digits: O::V,
+) -> Projective<C> {
+    let f = c.field();
+    let mut entry = identity(c);
+    for (k, point) in table.iter().enumerate() {
+        let hit = o.eq_mask(digits, o.splat(k as u64));
+        for coordinate in 0..3 {
+            entry[coordinate] = f.select(hit, &entry[coordinate], &point[coordinate]);
+        }
+    }
+    entry
+}
+
 /// scalar_lane * table[1] in each lane, for scalars below 2^256 (four little-endian
 /// words each): see the module comment for why no secret bit steers anything.
 #[inline(always)]
@@ -174,7 +194,6 @@ pub fn multiply<C: Curve, O: LaneOps>(
     table: &[Projective<C>; 16],
     scalars: &[[u64; 4]; 8],
 ) -> Projective<C> {
-    let f = c.field();
     let mut acc = identity(c);
     for window in (0..64).rev() {
         for _ in 0..4 {
@@ -183,15 +202,36 @@ pub fn multiply<C: Curve, O: LaneOps>(
         // The window's digit of each lane, by shifts and masks of the secret words.
         let digits: [u64; 8] =
             std::array::from_fn(|lane| (scalars[lane][window / 16] >> (4 * (window % 16))) & 0xf);
-        let digits = o.load(&digits);
-        let mut entry = identity(c);
-        for (k, point) in table.iter().enumerate() {
-            let hit = o.eq_mask(digits, o.splat(k as u64));
-            for coordinate in 0..3 {
-                entry[coordinate] = f.select(hit, &entry[coordinate], &point[coordinate]);
+        acc = add(c, &acc, &select_entry(c, o, table, o.load(&digits)));
+    }
+    acc
+}
+
+/// sum over i of digit_lane_i * tables[i][1] in each lane, for four 64-bit digits a
+/// lane (a scalar split by an endomorphism, `mul::g2`): 16 windows from the top, each
+/// four doublings and one addition per table, the entries chosen as in `multiply`
+/// (Galbraith, Lin and Scott, eprint 2008/194: the split shares the doublings). The
+/// top window starts from the identity, so its doublings are left out: that skips
+/// by the window's public index, never by a digit.
+#[inline(always)]
+pub fn multiply_split<C: Curve, O: LaneOps>(
+    c: C,
+    o: O,
+    tables: &[[Projective<C>; 16]; 4],
+    digits: &[[u64; 4]; 8],
+) -> Projective<C> {
+    let mut acc = identity(c);
+    for window in (0..16).rev() {
+        if window != 15 {
+            for _ in 0..4 {
+                acc = double(c, &acc);
             }
         }
-        acc = add(c, &acc, &entry);
+        for (part, table) in tables.iter().enumerate() {
+            let nibbles: [u64; 8] =
+                std::array::from_fn(|lane| (digits[lane][part] >> (4 * window)) & 0xf);
+            acc = add(c, &acc, &select_entry(c, o, table, o.load(&nibbles)));
+        }
     }
     acc
 }

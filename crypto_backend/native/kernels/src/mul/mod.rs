@@ -1,7 +1,8 @@
 //! Constant-time multiplication of a public point by eight secret scalars at once:
 //! public keys (`g1`, sk * g1) and signatures (`g2`, sk * H(m)), on the formulas of
 //! `curve::complete`. The entry points below borrow the scalars: the kernel reads
-//! them where the caller keeps them (and zeroes them), never from a copy of its own.
+//! them where the caller keeps them (and zeroes them), never from a copy of its own;
+//! the signatures' kernel splits them there in place (`g2::split`).
 
 pub mod g1;
 pub mod g2;
@@ -42,7 +43,7 @@ impl Kernel for WindowTable<'_> {
     }
 }
 
-/// The table of k * H for a hashed message H (uncompressed: x1, x0, y1, y0) on
+/// The tables of k * [|z|^i]H (i < 4, k < 16) for a hashed message H (uncompressed: x1, x0, y1, y0) on
 /// `path`; None on `Path::Off` or without IFMA.
 pub fn window_table_on(path: Path, uncompressed: &[u8; 192]) -> Option<Table> {
     dispatch::run_on(path, WindowTable { uncompressed })
@@ -50,7 +51,7 @@ pub fn window_table_on(path: Path, uncompressed: &[u8; 192]) -> Option<Table> {
 
 struct Signatures<'a> {
     table: &'a Table,
-    scalars: &'a [[u64; 4]; 8],
+    scalars: &'a mut [[u64; 4]; 8],
 }
 
 impl Kernel for Signatures<'_> {
@@ -63,7 +64,12 @@ impl Kernel for Signatures<'_> {
 }
 
 /// The compressed signatures scalar_lane * H of the message whose table this is,
-/// on `path`; None on `Path::Off` or without IFMA.
-pub fn signatures_on(path: Path, table: &Table, scalars: &[[u64; 4]; 8]) -> Option<[[u8; 96]; 8]> {
+/// on `path`; None on `Path::Off` or without IFMA. The kernel splits the scalars
+/// in place (`g2::split`): where it ran, `scalars` holds their digits afterwards.
+pub fn signatures_on(
+    path: Path,
+    table: &Table,
+    scalars: &mut [[u64; 4]; 8],
+) -> Option<[[u8; 96]; 8]> {
     dispatch::run_on(path, Signatures { table, scalars })
 }
