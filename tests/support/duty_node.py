@@ -87,8 +87,8 @@ class DutyNode(FakeBeaconNode):
         super().__init__(spec, name="duty-node")
         self.preset = preset
         now = time.time()
-        # Genesis is a whole second (the API's genesis_time); pick it so the clock is
-        # ``genesis_slots_ago`` slots past it, rounded up to the next whole second.
+        # Genesis is a whole second (the API's genesis_time): the next whole second after
+        # ``genesis_slots_ago`` slots ago, so the clock is up to one second short of that.
         genesis = int(now - genesis_slots_ago * slot_duration_ms / 1000) + 1
         self.config = SimulatedChainConfig(
             genesis_time=genesis,

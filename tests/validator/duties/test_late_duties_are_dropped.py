@@ -4,6 +4,8 @@ slot's sync committee messages after the slot had ended, for the node to reject)
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,9 +33,12 @@ async def test_sync_messages_of_a_slot_never_arrive_after_it(
     node, url = await start_node(DutyNode,
         validator_count=VALIDATORS,
         slot_duration_ms=SLOT_MS,
-        genesis_slots_ago=1.5,  # the client starts half-way through slot 1
+        genesis_slots_ago=1.5,
         schedule=Schedule(sync_positions={0: [0], 1: [1], 2: [200]}),
     )
+    # Genesis is a whole second, so the node's clock may be anywhere in slots 0 and 1 by
+    # now: wait for the middle of slot 1, or the answer below could still beat slot 1's end.
+    await asyncio.sleep(max(0.0, node.slot_start(1) + SLOT_MS / 2000 - time.time()))
     # The first sync duties answer takes most of a slot: slot 1's messages cannot make it.
     node.delays[routes.SYNC_DUTIES] = 0.9 * SLOT_MS / 1000
     before = missed("sync_committee_message")
