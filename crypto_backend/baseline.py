@@ -45,6 +45,12 @@ def lane_fp_mul_seconds(layer: str, count: int) -> float:
     return testing.bench_fpx8_mul(layer, count)
 
 
+def lane_fp_mul_independent_seconds(layer: str, count: int) -> float:
+    """Seconds for ``count`` 8-lane multiplications modulo p on a lane layer when
+    several independent chains run side by side (their throughput, not their latency)."""
+    return testing.bench_fpx8_mul_independent(layer, count)
+
+
 def miller_final_exp(pairs: list[tuple[bytes, bytes]], path: str) -> bytes:
     """final_exp of the Miller product of (compressed key, compressed G2 point) pairs,
     the Miller loops on ``path``: ``"none"`` is ``blst_miller_loop_n``, a lane layer

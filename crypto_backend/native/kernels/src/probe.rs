@@ -206,3 +206,40 @@ impl Kernel for MulChain {
 pub fn mul_chain_on(path: Path, iterations: usize) -> Option<[Limbs; 8]> {
     dispatch::run_on(path, MulChain { iterations })
 }
+
+/// How many independent chains `MulIndependent` interleaves: enough to hide a
+/// product's latency behind the next ones, few enough to stay in the 32 registers.
+pub const INDEPENDENT_CHAINS: usize = 4;
+
+/// `INDEPENDENT_CHAINS` chains side by side, so the core may overlap their products:
+/// the throughput of the multiplication, where `MulChain` measures its latency.
+struct MulIndependent {
+    iterations: usize,
+}
+
+impl Kernel for MulIndependent {
+    type Output = [[Limbs; 8]; INDEPENDENT_CHAINS];
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Self::Output {
+        let f = Fpx8::new(o);
+        let factor = f.to_montgomery(&f.constant(&[3, 0, 0, 0, 0, 0, 0, 0]));
+        let mut accs: [_; INDEPENDENT_CHAINS] = std::array::from_fn(|i| {
+            f.to_montgomery(&f.constant(&[i as u64 + 1, 0, 0, 0, 0, 0, 0, 0]))
+        });
+        for _ in 0..self.iterations {
+            for acc in accs.iter_mut() {
+                *acc = f.mul(&black_box(*acc), &factor);
+            }
+        }
+        accs.map(|acc| f.unpack(&acc))
+    }
+}
+
+/// `iterations` rounds of `INDEPENDENT_CHAINS` independent 8-lane multiplications.
+pub fn mul_independent_on(
+    path: Path,
+    iterations: usize,
+) -> Option<[[Limbs; 8]; INDEPENDENT_CHAINS]> {
+    dispatch::run_on(path, MulIndependent { iterations })
+}

@@ -165,3 +165,23 @@ fn lane_operations_keep_their_definitions() {
         }
     }
 }
+
+/// The benchmark's chains compute what they claim: after 5 rounds chain i holds
+/// (i + 1) * 3^5 in every lane (the latency chain is chain 0), on every layer.
+#[test]
+fn the_benchmark_chains_multiply_by_three() {
+    for path in common::layers() {
+        let rounds = 5;
+        let plain = |value: &[Limbs; 8]| {
+            probe::field_op_on(path, FieldOp::FromMontgomery, vec![*value], vec![*value])
+                .expect("a lane layer")[0]
+        };
+        let chain = probe::mul_chain_on(path, rounds).expect("a lane layer");
+        assert_eq!(plain(&chain), [limbs_from_words(&[243, 0, 0, 0, 0, 0]); 8], "{path:?}");
+        let independent = probe::mul_independent_on(path, rounds).expect("a lane layer");
+        for (i, value) in independent.iter().enumerate() {
+            let expected = limbs_from_words(&[243 * (i as u64 + 1), 0, 0, 0, 0, 0]);
+            assert_eq!(plain(value), [expected; 8], "{path:?} chain {i}");
+        }
+    }
+}

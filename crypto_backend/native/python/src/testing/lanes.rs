@@ -179,6 +179,18 @@ fn bench_fpx8_mul(py: Python<'_>, path: &str, iterations: usize) -> PyResult<f64
     })
 }
 
+/// Seconds per 8-lane multiplication over `iterations` rounds of independent chains
+/// on a lane layer (the throughput beside `bench_fpx8_mul`'s latency).
+#[pyfunction]
+fn bench_fpx8_mul_independent(py: Python<'_>, path: &str, iterations: usize) -> PyResult<f64> {
+    let path = layer(path)?;
+    without_gil(py, || {
+        let start = Instant::now();
+        black_box(probe::mul_independent_on(path, iterations).expect(CHECKED));
+        start.elapsed().as_secs_f64() / probe::INDEPENDENT_CHAINS as f64
+    })
+}
+
 /// Seconds for `iterations` rounds of 8 blst multiplications (mul_mont_384).
 #[pyfunction]
 fn bench_blst_fp_mul(py: Python<'_>, iterations: usize) -> PyResult<f64> {
@@ -240,6 +252,7 @@ pub fn add_to(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(g1_decode_on, module)?)?;
     module.add_function(wrap_pyfunction!(g2_decode_on, module)?)?;
     module.add_function(wrap_pyfunction!(bench_fpx8_mul, module)?)?;
+    module.add_function(wrap_pyfunction!(bench_fpx8_mul_independent, module)?)?;
     module.add_function(wrap_pyfunction!(bench_blst_fp_mul, module)?)?;
     module.add_function(wrap_pyfunction!(sign_many_lanes, module)?)?;
     module.add_function(wrap_pyfunction!(sk_to_pk_lanes, module)?)?;
