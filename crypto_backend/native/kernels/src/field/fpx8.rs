@@ -1,10 +1,23 @@
 //! Eight elements of Fp (BLS12-381's base field) at once, written once over the lane
 //! type (`lane`): each element is 8 limbs of 52 bits in Montgomery form with
-//! R = 2^416, limb j of the eight elements in one lane vector. Every function keeps
-//! its results canonical (in [0, p)), so equal elements have equal limbs, and runs
-//! the same instructions whatever the values (no branch or index on data: the
-//! constant-time kernels rely on it). Everything is `#[inline(always)]` so that a
-//! kernel entered through `Ifma::run` is compiled whole with the IFMA features.
+//! R = 2^416, limb j of the eight elements in one lane vector.
+//!
+//! Lazy reduction: every function returns a value in [0, 2p), not necessarily in
+//! [0, p), with limbs below 2^52 (limb 7 too), so one element has two
+//! representations, x and x + p, where x < p. The functions that look at the exact
+//! representation make it canonical (in [0, p)) first: `eq_mask`, `is_zero_mask`,
+//! `gt_mask`, `unpack`, `out_of_montgomery` (whose results are plain values).
+//! The bounds relied on, with p < 2^381 and R = 2^416:
+//! - `mul`: for a, b < 2^390 (so any a, b < 2p or 4p), the Montgomery product
+//!   (ab + Mp)/R, M < R, is below ab/R + p < 2^780/2^416 + p = 2^364 + p < 2p; so
+//!   it needs no final subtraction. a, b < 2^390 also makes limbs 7 below 2^26,
+//!   so a7*b7 < 2^52 and its high half is 0 (skipped). Column sums stay below 2^58.
+//! - `add`: a + b < 4p; one conditional subtraction of 2p puts it in [0, 2p).
+//! - `sub`: a - b is in (-2p, 2p); adding 2p where it is negative gives [0, 2p).
+//! Every function runs the same instructions whatever the values (no branch or index
+//! on data: the constant-time kernels rely on it). Everything is `#[inline(always)]`
+//! so that a kernel entered through `Ifma::run` is compiled whole with the IFMA
+//! features.
 
 use crate::lane::{LaneOps, OneLane, MASK52};
 
@@ -62,6 +75,17 @@ pub const P: Limbs = [
     0x1ba7b6434bacd,
     0x1ea397fe69a4b,
     0x1a011,
+];
+/// 2p, the bound of the lazy representation (2p < 2^382: limb 7 below 2^18).
+const P2: Limbs = [
+    0xdffffffff5556,
+    0xfd62a7ffff73f,
+    0xd61ec483d57ff,
+    0x257ece61a541e,
+    0xec8ee9709e70a,
+    0x374f6c869759a,
+    0x3d472ffcd3496,
+    0x34022,
 ];
 /// -p^-1 mod 2^52.
 const P_INV_NEG: u64 = 0x3fffcfffcfffd;
@@ -178,9 +202,16 @@ impl<O: LaneOps> Fpx8<O> {
         out
     }
 
-    /// The eight elements' limbs, lane by lane.
+    /// The eight elements' limbs, lane by lane, canonical (in [0, p)).
     #[inline(always)]
     pub fn unpack(self, a: &Fe<O>) -> [Limbs; 8] {
+        self.unpack_raw(&self.canonical(a))
+    }
+
+    /// The eight elements' limbs as they are (in [0, 2p)): for the outlined
+    /// multiplication and the tests of the representation.
+    #[inline(always)]
+    pub fn unpack_raw(self, a: &Fe<O>) -> [Limbs; 8] {
         let mut out = [[0u64; 8]; 8];
         for (limb, vector) in a.iter().enumerate() {
             let values = self.o.store(*vector);
@@ -191,10 +222,10 @@ impl<O: LaneOps> Fpx8<O> {
         out
     }
 
-    /// a*b/R mod p (Montgomery multiplication), for a, b < p: the whole 8x8 product
-    /// into 16 column sums, then 8 reduction rows (each adds the multiple of p that
-    /// clears its lowest column and carries that column into the next), then one
-    /// carry pass; the sums stay below 2^58, so nothing overflows before it.
+    /// a*b/R mod p (Montgomery multiplication), in [0, 2p) for a, b < 2^390 (see the
+    /// module comment): the whole 8x8 product into 16 column sums, then 8 reduction
+    /// rows, each adding the multiple m*p of p that clears its lowest column and
+    /// carrying that column into the next, then one carry pass.
     #[inline(always)]
     pub fn mul(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         if O::INLINE_FIELD_OPS {
@@ -206,30 +237,48 @@ impl<O: LaneOps> Fpx8<O> {
 
     /// Written out at constant indices (`unrolled!`): as loops, LLVM kept the rows
     /// rolled and went through memory for every column sum.
+    ///
+    /// The serial part is the chain of reduction rows (m_i needs column i, which
+    /// needs m_(i-1)); each row keeps it short:
+    /// - column i itself is never updated: with m = t_i * (-1/p) mod 2^52,
+    ///   t_i + lo(m*p_0) is t_i rounded up to a multiple of 2^52, so the carry out
+    ///   of the cleared column is (t_i + 2^52 - 1) >> 52, known before m is;
+    /// - column i+1, which the next m needs, gets hi(m*p_0) and lo(m*p_1) in two
+    ///   independent multiply-adds (one into the carry), summed once.
     #[inline(always)]
     fn mul_inline(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         let o = self.o;
         let zero = o.splat(0);
+        let mask = o.splat(MASK52);
         let p = self.constant(&P);
         let p_inv_neg = o.splat(P_INV_NEG);
         let mut t = [zero; 16];
         unrolled!(i => {
             unrolled!(j => {
                 t[i + j] = o.madd52lo(t[i + j], a[i], b[j]);
-                t[i + j + 1] = o.madd52hi(t[i + j + 1], a[i], b[j]);
+                // hi(a7*b7) is 0: both below 2^26 (module comment).
+                if i + j < 14 {
+                    t[i + j + 1] = o.madd52hi(t[i + j + 1], a[i], b[j]);
+                }
             });
         });
         unrolled!(i => {
             // m makes column i divisible by 2^52 (only its low 52 bits count).
             let m = o.madd52lo(zero, t[i], p_inv_neg);
+            let carry = o.shr::<52>(o.add(t[i], mask));
+            let low = o.madd52lo(carry, m, p[1]);
+            t[i + 1] = o.add(o.madd52hi(t[i + 1], m, p[0]), low);
             unrolled!(j => {
-                t[i + j] = o.madd52lo(t[i + j], m, p[j]);
-                t[i + j + 1] = o.madd52hi(t[i + j + 1], m, p[j]);
+                if j >= 1 {
+                    t[i + j + 1] = o.madd52hi(t[i + j + 1], m, p[j]);
+                }
+                if j >= 2 {
+                    t[i + j] = o.madd52lo(t[i + j], m, p[j]);
+                }
             });
-            t[i + 1] = o.add(t[i + 1], o.shr::<52>(t[i]));
         });
         let out = [t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15]];
-        self.reduce_once(self.carry(out))
+        self.carry(out)
     }
 
     #[inline(always)]
@@ -249,13 +298,19 @@ impl<O: LaneOps> Fpx8<O> {
         t
     }
 
-    /// t - p where t >= p, else t, for carried t < 2p.
+    /// t - bound where t >= bound, else t, for carried t < 2 bound.
     #[inline(always)]
-    fn reduce_once(self, t: Fe<O>) -> Fe<O> {
+    fn reduce_below(self, t: Fe<O>, bound: &Limbs) -> Fe<O> {
         let o = self.o;
-        let (difference, borrow) = self.sub_limbs(&t, &self.constant(&P));
+        let (difference, borrow) = self.sub_limbs(&t, &self.constant(bound));
         let no_borrow = o.eq_mask(borrow, o.splat(0));
         self.select(no_borrow, &t, &difference)
+    }
+
+    /// The canonical representation (in [0, p)) of a (in [0, 2p)).
+    #[inline(always)]
+    pub fn canonical(self, a: &Fe<O>) -> Fe<O> {
+        self.reduce_below(*a, &P)
     }
 
     /// a - b limb by limb with borrows: the 416-bit difference and the final borrow (0/1).
@@ -288,7 +343,8 @@ impl<O: LaneOps> Fpx8<O> {
         for j in 0..8 {
             sum[j] = self.o.add(a[j], b[j]);
         }
-        self.reduce_once(self.carry(sum))
+        // a + b < 4p: one conditional subtraction of 2p.
+        self.reduce_below(self.carry(sum), &P2)
     }
 
     #[inline(always)]
@@ -304,9 +360,10 @@ impl<O: LaneOps> Fpx8<O> {
     fn sub_inline(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         let o = self.o;
         let (difference, borrow) = self.sub_limbs(a, b);
-        // Add p back in the lanes that went below zero (the add wraps past 2^416).
+        // Add 2p back in the lanes that went below zero (the add wraps past 2^416):
+        // a - b > -2p there, so the result is in [0, 2p) in every lane.
         let negative = o.eq_mask(borrow, o.splat(1));
-        let p = self.constant(&P);
+        let p = self.constant(&P2);
         let mut out = self.zero();
         for j in 0..8 {
             out[j] = o.add(difference[j], o.select(negative, o.splat(0), p[j]));
@@ -326,9 +383,10 @@ impl<O: LaneOps> Fpx8<O> {
         self.add(a, a)
     }
 
-    /// Lanes where a == b (both canonical).
+    /// Lanes where a == b as field elements (compared canonical).
     #[inline(always)]
     pub fn eq_mask(self, a: &Fe<O>, b: &Fe<O>) -> u8 {
+        let (a, b) = (self.canonical(a), self.canonical(b));
         let mut mask = 0xff;
         for j in 0..8 {
             mask &= self.o.eq_mask(a[j], b[j]);
@@ -338,6 +396,7 @@ impl<O: LaneOps> Fpx8<O> {
 
     #[inline(always)]
     pub fn is_zero_mask(self, a: &Fe<O>) -> u8 {
+        let a = self.canonical(a);
         let mut any = self.o.splat(0);
         for limb in a.iter() {
             any = self.o.or(any, *limb);
@@ -345,10 +404,10 @@ impl<O: LaneOps> Fpx8<O> {
         self.o.eq_mask(any, self.o.splat(0))
     }
 
-    /// Lanes where the plain (non-Montgomery) canonical value a exceeds `bound`.
+    /// Lanes where the plain (non-Montgomery) value a, made canonical, exceeds `bound`.
     #[inline(always)]
     pub fn gt_mask(self, a: &Fe<O>, bound: &Limbs) -> u8 {
-        let (_, borrow) = self.sub_limbs(&self.constant(bound), a);
+        let (_, borrow) = self.sub_limbs(&self.constant(bound), &self.canonical(a));
         self.o.eq_mask(borrow, self.o.splat(1))
     }
 
@@ -366,9 +425,11 @@ impl<O: LaneOps> Fpx8<O> {
         self.mul(a, &self.constant(&R2))
     }
 
+    /// The plain value, canonical: the product a*1/R is in [0, p] (a < 2p gives
+    /// (a + Mp)/R < p + 1), so an a equal to p or 0 gives p or 0, and p is made 0.
     #[inline(always)]
     pub fn out_of_montgomery(self, a: &Fe<O>) -> Fe<O> {
-        self.mul(a, &self.constant(&PLAIN_ONE))
+        self.canonical(&self.mul(a, &self.constant(&PLAIN_ONE)))
     }
 
     /// From our Montgomery form to blst's (x*2^384 mod p), still in 52-bit limbs.
@@ -401,7 +462,7 @@ impl<O: LaneOps> Fpx8<O> {
 /// on the sign kernel, this is 14% faster than running it on eight lanes at once.
 #[inline(never)]
 fn mul_outlined<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
-    let (a_lanes, b_lanes) = (f.unpack(a), f.unpack(b));
+    let (a_lanes, b_lanes) = (f.unpack_raw(a), f.unpack_raw(b));
     let one_lane = Fpx8::new(OneLane);
     let mut out = [[0u64; 8]; 8];
     for lane in 0..8 {
