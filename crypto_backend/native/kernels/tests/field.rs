@@ -323,6 +323,14 @@ fn lazy_representation_in_and_out() {
                 per_path.push(got_raw);
             }
         }
+        // The squaring is the multiplication of a by itself, representation and all.
+        for x in [&a, &a_other, &b] {
+            assert_eq!(
+                raw(path, FieldOp::Sqr, x, x),
+                raw(path, FieldOp::Mul, x, x),
+                "{path:?} sqr"
+            );
+        }
         // Masks: x against its other representation, against itself, and zero tests.
         let eq_other = run(path, FieldOp::EqMask, &a, &a_other);
         let eq_self = run(path, FieldOp::EqMask, &a_other, &a_other);

@@ -237,22 +237,10 @@ impl<O: LaneOps> Fpx8<O> {
 
     /// Written out at constant indices (`unrolled!`): as loops, LLVM kept the rows
     /// rolled and went through memory for every column sum.
-    ///
-    /// The serial part is the chain of reduction rows (m_i needs column i, which
-    /// needs m_(i-1)); each row keeps it short:
-    /// - column i itself is never updated: with m = t_i * (-1/p) mod 2^52,
-    ///   t_i + lo(m*p_0) is t_i rounded up to a multiple of 2^52, so the carry out
-    ///   of the cleared column is (t_i + 2^52 - 1) >> 52, known before m is;
-    /// - column i+1, which the next m needs, gets hi(m*p_0) and lo(m*p_1) in two
-    ///   independent multiply-adds (one into the carry), summed once.
     #[inline(always)]
     fn mul_inline(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         let o = self.o;
-        let zero = o.splat(0);
-        let mask = o.splat(MASK52);
-        let p = self.constant(&P);
-        let p_inv_neg = o.splat(P_INV_NEG);
-        let mut t = [zero; 16];
+        let mut t = [o.splat(0); 16];
         unrolled!(i => {
             unrolled!(j => {
                 t[i + j] = o.madd52lo(t[i + j], a[i], b[j]);
@@ -262,6 +250,59 @@ impl<O: LaneOps> Fpx8<O> {
                 }
             });
         });
+        self.montgomery_reduce(t)
+    }
+
+    /// a^2, as `mul_inline` of a and a but with the 28 products a_i*a_j (i < j)
+    /// formed once and doubled: 85 instead of 127 operations for the product. The
+    /// column sums differ from mul's, their value does not, so neither do the
+    /// reduction's m_i (the digits of -a^2/p mod R) nor the result, bit for bit.
+    #[inline(always)]
+    fn sqr_inline(self, a: &Fe<O>) -> Fe<O> {
+        let o = self.o;
+        let mut t = [o.splat(0); 16];
+        unrolled!(i => {
+            unrolled!(j => {
+                if i < j {
+                    t[i + j] = o.madd52lo(t[i + j], a[i], a[j]);
+                    t[i + j + 1] = o.madd52hi(t[i + j + 1], a[i], a[j]);
+                }
+            });
+        });
+        unrolled!(i => {
+            // Columns 1 to 14 hold the products below the diagonal once: double them.
+            if i > 0 {
+                t[i] = o.add(t[i], t[i]);
+                t[i + 7] = o.add(t[i + 7], t[i + 7]);
+            }
+        });
+        unrolled!(i => {
+            t[2 * i] = o.madd52lo(t[2 * i], a[i], a[i]);
+            // hi(a7*a7) is 0, as in `mul_inline`.
+            if i < 7 {
+                t[2 * i + 1] = o.madd52hi(t[2 * i + 1], a[i], a[i]);
+            }
+        });
+        self.montgomery_reduce(t)
+    }
+
+    /// The 8 reduction rows and the carry pass, for column sums t of a product
+    /// (each below 2^57) whose value is below 2^780.
+    ///
+    /// The serial part is the chain of reduction rows (m_i needs column i, which
+    /// needs m_(i-1)); each row keeps it short:
+    /// - column i itself is never updated: with m = t_i * (-1/p) mod 2^52,
+    ///   t_i + lo(m*p_0) is t_i rounded up to a multiple of 2^52, so the carry out
+    ///   of the cleared column is (t_i + 2^52 - 1) >> 52, known before m is;
+    /// - column i+1, which the next m needs, gets hi(m*p_0) and lo(m*p_1) in two
+    ///   independent multiply-adds (one into the carry), summed once.
+    #[inline(always)]
+    fn montgomery_reduce(self, mut t: [O::V; 16]) -> Fe<O> {
+        let o = self.o;
+        let zero = o.splat(0);
+        let mask = o.splat(MASK52);
+        let p = self.constant(&P);
+        let p_inv_neg = o.splat(P_INV_NEG);
         unrolled!(i => {
             // m makes column i divisible by 2^52 (only its low 52 bits count).
             let m = o.madd52lo(zero, t[i], p_inv_neg);
@@ -281,9 +322,14 @@ impl<O: LaneOps> Fpx8<O> {
         self.carry(out)
     }
 
+    /// a^2, the same value and representation as `mul(a, a)`, in fewer operations.
     #[inline(always)]
     pub fn sqr(self, a: &Fe<O>) -> Fe<O> {
-        self.mul(a, a)
+        if O::INLINE_FIELD_OPS {
+            self.sqr_inline(a)
+        } else {
+            sqr_outlined(self, a)
+        }
     }
 
     /// Propagate carries so that limbs 0..7 are below 2^52 (limb 7 keeps the rest).
@@ -467,6 +513,19 @@ fn mul_outlined<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
     let mut out = [[0u64; 8]; 8];
     for lane in 0..8 {
         out[lane] = one_lane.mul_inline(&a_lanes[lane], &b_lanes[lane]);
+    }
+    f.pack(&out)
+}
+
+/// The one copy of the squaring that layers with `INLINE_FIELD_OPS` off call, lane
+/// by lane as `mul_outlined`.
+#[inline(never)]
+fn sqr_outlined<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>) -> Fe<O> {
+    let a_lanes = f.unpack_raw(a);
+    let one_lane = Fpx8::new(OneLane);
+    let mut out = [[0u64; 8]; 8];
+    for lane in 0..8 {
+        out[lane] = one_lane.sqr_inline(&a_lanes[lane]);
     }
     f.pack(&out)
 }
