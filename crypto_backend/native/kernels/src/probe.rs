@@ -117,6 +117,8 @@ pub enum FieldOp {
     ToBlst,
     FromBlst,
     SqrtPow,
+    /// mul_sum(a, b, 4p - a, 2b) = -ab, through the unreduced helpers.
+    MulSum,
     /// The lanes where a == b, as limb 0 of lane 0 (bit i: lane i), the rest zero.
     EqMask,
     /// The lanes where a is zero, as `EqMask` lays it out.
@@ -157,6 +159,7 @@ impl Kernel for FieldOpKernel {
                 FieldOp::ToBlst => f.to_blst_form(&a),
                 FieldOp::FromBlst => f.blst_to_ours(&a),
                 FieldOp::SqrtPow => f.pow_public(&a, &fpx8::SQRT_EXPONENT),
+                FieldOp::MulSum => f.mul_sum(&a, &b, &f.neg_for_mul(&a), &f.add_for_mul(&b, &b)),
                 FieldOp::EqMask => {
                     out.push(mask_limbs(f.eq_mask(&a, &b)));
                     continue;
@@ -185,6 +188,7 @@ impl FieldOp {
             "to_blst" => FieldOp::ToBlst,
             "from_blst" => FieldOp::FromBlst,
             "sqrt_pow" => FieldOp::SqrtPow,
+            "mul_sum" => FieldOp::MulSum,
             "eq_mask" => FieldOp::EqMask,
             "is_zero_mask" => FieldOp::IsZeroMask,
             _ => return None,
@@ -193,7 +197,7 @@ impl FieldOp {
 }
 
 /// `op` on each pair of 8-lane elements (the raw lane values, Montgomery forms
-/// themselves, each below p: `mul` is a*b/2^416 mod p, `to_blst` a*2^384/2^416...);
+/// themselves, each below 2p; the results made canonical: `mul` is a*b/2^416 mod p, `to_blst` a*2^384/2^416...);
 /// None on `Path::Off` or without IFMA.
 pub fn field_op_on(
     path: Path,

@@ -56,6 +56,11 @@ fn blst_binary(op: FieldOp, x: &[u64; 6], y: &[u64; 6]) -> [u64; 6] {
             FieldOp::Mul => blst_fp_mul(&mut out, &a, &b),
             FieldOp::Add => blst_fp_add(&mut out, &a, &b),
             FieldOp::Sub => blst_fp_sub(&mut out, &a, &b),
+            FieldOp::MulSum => {
+                blst_fp_mul(&mut out, &a, &b);
+                let product = out;
+                blst_fp_cneg(&mut out, &product, true);
+            }
             _ => unreachable!("binary operations only"),
         }
         blst_uint64_from_fp(plain.as_mut_ptr(), &out);
@@ -71,7 +76,7 @@ fn field_operations_match_blst() {
     for path in common::layers() {
         let (ma, mb) =
             (run(path, FieldOp::ToMontgomery, &a, &b), run(path, FieldOp::ToMontgomery, &b, &a));
-        for op in [FieldOp::Mul, FieldOp::Add, FieldOp::Sub] {
+        for op in [FieldOp::Mul, FieldOp::Add, FieldOp::Sub, FieldOp::MulSum] {
             let result = run(path, op, &ma, &mb);
             let plain = run(path, FieldOp::FromMontgomery, &result, &result);
             for (group, got) in plain.iter().enumerate() {
@@ -295,6 +300,7 @@ fn lazy_representation_in_and_out() {
         FieldOp::Add,
         FieldOp::Sub,
         FieldOp::Neg,
+        FieldOp::MulSum,
         FieldOp::FromMontgomery,
         FieldOp::ToBlst,
         FieldOp::SqrtPow,
@@ -409,6 +415,11 @@ fn lazy_chains_match_blst() {
                             FieldOp::Add => blst_fp_add(&mut values[lane], &v, &w),
                             FieldOp::Sub => blst_fp_sub(&mut values[lane], &v, &w),
                             FieldOp::Neg => blst_fp_cneg(&mut values[lane], &v, true),
+                            FieldOp::MulSum => {
+                                let mut product = blst_fp::default();
+                                blst_fp_mul(&mut product, &v, &w);
+                                blst_fp_cneg(&mut values[lane], &product, true);
+                            }
                             _ => unreachable!(),
                         }
                     }

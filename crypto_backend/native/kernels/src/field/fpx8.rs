@@ -87,6 +87,17 @@ const P2: Limbs = [
     0x3d472ffcd3496,
     0x34022,
 ];
+/// 4p (4p < 2^383: limb 7 below 2^19), for `neg_for_mul`.
+const P4: Limbs = [
+    0xbfffffffeaaac,
+    0xfac54ffffee7f,
+    0xac3d8907aafff,
+    0x4afd9cc34a83d,
+    0xd91dd2e13ce14,
+    0x6e9ed90d2eb35,
+    0x7a8e5ff9a692c,
+    0x68044,
+];
 /// -p^-1 mod 2^52.
 const P_INV_NEG: u64 = 0x3fffcfffcfffd;
 /// R^2 mod p (to Montgomery form).
@@ -239,8 +250,15 @@ impl<O: LaneOps> Fpx8<O> {
     /// rolled and went through memory for every column sum.
     #[inline(always)]
     fn mul_inline(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
+        let mut t = [self.o.splat(0); 16];
+        self.add_product(&mut t, a, b);
+        self.montgomery_reduce(t)
+    }
+
+    /// The 8x8 product's column sums added into t (column k: weight 2^(52k)).
+    #[inline(always)]
+    fn add_product(self, t: &mut [O::V; 16], a: &Fe<O>, b: &Fe<O>) {
         let o = self.o;
-        let mut t = [o.splat(0); 16];
         unrolled!(i => {
             unrolled!(j => {
                 t[i + j] = o.madd52lo(t[i + j], a[i], b[j]);
@@ -250,7 +268,59 @@ impl<O: LaneOps> Fpx8<O> {
                 }
             });
         });
+    }
+
+    /// (a*b + c*d)/R mod p, in [0, 2p), with one reduction for both products: for
+    /// a, b, c, d < 4p, ab + cd < 32p^2 < pR, so the result is below 2p as `mul`'s
+    /// is (module comment), and the column sums stay below 2^58.
+    #[inline(always)]
+    pub fn mul_sum(self, a: &Fe<O>, b: &Fe<O>, c: &Fe<O>, d: &Fe<O>) -> Fe<O> {
+        if O::INLINE_FIELD_OPS {
+            self.mul_sum_inline(a, b, c, d)
+        } else {
+            mul_sum_outlined(self, a, b, c, d)
+        }
+    }
+
+    #[inline(always)]
+    fn mul_sum_inline(self, a: &Fe<O>, b: &Fe<O>, c: &Fe<O>, d: &Fe<O>) -> Fe<O> {
+        let mut t = [self.o.splat(0); 16];
+        self.add_product(&mut t, a, b);
+        self.add_product(&mut t, c, d);
         self.montgomery_reduce(t)
+    }
+
+    /// a + b for a, b < 2p, not reduced: below 4p, so only for the inputs of `mul`,
+    /// `sqr` and `mul_sum` (which take values below 4p), never kept.
+    #[inline(always)]
+    pub fn add_for_mul(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
+        let mut sum = self.zero();
+        for j in 0..8 {
+            sum[j] = self.o.add(a[j], b[j]);
+        }
+        self.carry(sum)
+    }
+
+    /// 4p - b for b < 2p, not reduced: in (2p, 4p], so only for the inputs of
+    /// `mul`, `sqr` and `mul_sum`, as `add_for_mul`. The limbs of 4p are taken as
+    /// 4p_j + 2^52 - 1 (one borrowed from the limb above, 2^52 lent to the one
+    /// below; 4p_0 + 2^52 for limb 0, 4p_7 - 1 for limb 7), each at least b's limb
+    /// (b_7 <= 2p_7 < 4p_7 - 1), so no limb goes below zero before the carry pass.
+    #[inline(always)]
+    pub fn neg_for_mul(self, b: &Fe<O>) -> Fe<O> {
+        let o = self.o;
+        let mut out = self.zero();
+        for j in 0..8 {
+            let lent = if j == 0 {
+                1 << 52
+            } else if j < 7 {
+                (1 << 52) - 1
+            } else {
+                u64::MAX
+            };
+            out[j] = o.sub(o.splat((P4[j]).wrapping_add(lent)), b[j]);
+        }
+        self.carry(out)
     }
 
     /// a^2, as `mul_inline` of a and a but with the 28 products a_i*a_j (i < j)
@@ -513,6 +583,24 @@ fn mul_outlined<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
     let mut out = [[0u64; 8]; 8];
     for lane in 0..8 {
         out[lane] = one_lane.mul_inline(&a_lanes[lane], &b_lanes[lane]);
+    }
+    f.pack(&out)
+}
+
+/// The one copy of `mul_sum` that layers with `INLINE_FIELD_OPS` off call, lane by
+/// lane as `mul_outlined`.
+#[inline(never)]
+fn mul_sum_outlined<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>, c: &Fe<O>, d: &Fe<O>) -> Fe<O> {
+    let lanes = [f.unpack_raw(a), f.unpack_raw(b), f.unpack_raw(c), f.unpack_raw(d)];
+    let one_lane = Fpx8::new(OneLane);
+    let mut out = [[0u64; 8]; 8];
+    for lane in 0..8 {
+        out[lane] = one_lane.mul_sum_inline(
+            &lanes[0][lane],
+            &lanes[1][lane],
+            &lanes[2][lane],
+            &lanes[3][lane],
+        );
     }
     f.pack(&out)
 }
