@@ -14,6 +14,7 @@
 //!   so a7*b7 < 2^52 and its high half is 0 (skipped). Column sums stay below 2^58.
 //! - `add`: a + b < 4p; one conditional subtraction of 2p puts it in [0, 2p).
 //! - `sub`: a - b is in (-2p, 2p); adding 2p where it is negative gives [0, 2p).
+//!
 //! Every function runs the same instructions whatever the values (no branch or index
 //! on data: the constant-time kernels rely on it). Everything is `#[inline(always)]`
 //! so that a kernel entered through `Ifma::run` is compiled whole with the IFMA
