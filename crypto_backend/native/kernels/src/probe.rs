@@ -117,12 +117,26 @@ pub enum FieldOp {
     ToBlst,
     FromBlst,
     SqrtPow,
+    /// mul_sum(a, b, 4p - a, 2b) = -ab, through the unreduced helpers.
+    MulSum,
+    /// The lanes where a == b, as limb 0 of lane 0 (bit i: lane i), the rest zero.
+    EqMask,
+    /// The lanes where a is zero, as `EqMask` lays it out.
+    IsZeroMask,
 }
 
 struct FieldOpKernel {
     op: FieldOp,
     a: Vec<[Limbs; 8]>,
     b: Vec<[Limbs; 8]>,
+    /// Results as the operation leaves them (in [0, 2p)), not made canonical.
+    raw: bool,
+}
+
+fn mask_limbs(mask: u8) -> [Limbs; 8] {
+    let mut out = [[0u64; 8]; 8];
+    out[0][0] = mask as u64;
+    out
 }
 
 impl Kernel for FieldOpKernel {
@@ -145,8 +159,17 @@ impl Kernel for FieldOpKernel {
                 FieldOp::ToBlst => f.to_blst_form(&a),
                 FieldOp::FromBlst => f.blst_to_ours(&a),
                 FieldOp::SqrtPow => f.pow_public(&a, &fpx8::SQRT_EXPONENT),
+                FieldOp::MulSum => f.mul_sum(&a, &b, &f.neg_for_mul(&a), &f.add_for_mul(&b, &b)),
+                FieldOp::EqMask => {
+                    out.push(mask_limbs(f.eq_mask(&a, &b)));
+                    continue;
+                }
+                FieldOp::IsZeroMask => {
+                    out.push(mask_limbs(f.is_zero_mask(&a)));
+                    continue;
+                }
             };
-            out.push(f.unpack(&result));
+            out.push(if self.raw { f.unpack_raw(&result) } else { f.unpack(&result) });
         }
         out
     }
@@ -165,13 +188,16 @@ impl FieldOp {
             "to_blst" => FieldOp::ToBlst,
             "from_blst" => FieldOp::FromBlst,
             "sqrt_pow" => FieldOp::SqrtPow,
+            "mul_sum" => FieldOp::MulSum,
+            "eq_mask" => FieldOp::EqMask,
+            "is_zero_mask" => FieldOp::IsZeroMask,
             _ => return None,
         })
     }
 }
 
 /// `op` on each pair of 8-lane elements (the raw lane values, Montgomery forms
-/// themselves, each below p: `mul` is a*b/2^416 mod p, `to_blst` a*2^384/2^416...);
+/// themselves, each below 2p; the results made canonical: `mul` is a*b/2^416 mod p, `to_blst` a*2^384/2^416...);
 /// None on `Path::Off` or without IFMA.
 pub fn field_op_on(
     path: Path,
@@ -180,7 +206,20 @@ pub fn field_op_on(
     b: Vec<[Limbs; 8]>,
 ) -> Option<Vec<[Limbs; 8]>> {
     assert_eq!(a.len(), b.len(), "field inputs differ in length");
-    dispatch::run_on(path, FieldOpKernel { op, a, b })
+    dispatch::run_on(path, FieldOpKernel { op, a, b, raw: false })
+}
+
+/// `field_op_on` with the results as the operation leaves them, in [0, 2p) (the
+/// lazy representation, see `field::fpx8`), not made canonical; inputs may be
+/// anywhere in [0, 2p) too.
+pub fn field_op_raw_on(
+    path: Path,
+    op: FieldOp,
+    a: Vec<[Limbs; 8]>,
+    b: Vec<[Limbs; 8]>,
+) -> Option<Vec<[Limbs; 8]>> {
+    assert_eq!(a.len(), b.len(), "field inputs differ in length");
+    dispatch::run_on(path, FieldOpKernel { op, a, b, raw: true })
 }
 
 struct MulChain {

@@ -56,6 +56,11 @@ fn blst_binary(op: FieldOp, x: &[u64; 6], y: &[u64; 6]) -> [u64; 6] {
             FieldOp::Mul => blst_fp_mul(&mut out, &a, &b),
             FieldOp::Add => blst_fp_add(&mut out, &a, &b),
             FieldOp::Sub => blst_fp_sub(&mut out, &a, &b),
+            FieldOp::MulSum => {
+                blst_fp_mul(&mut out, &a, &b);
+                let product = out;
+                blst_fp_cneg(&mut out, &product, true);
+            }
             _ => unreachable!("binary operations only"),
         }
         blst_uint64_from_fp(plain.as_mut_ptr(), &out);
@@ -71,7 +76,7 @@ fn field_operations_match_blst() {
     for path in common::layers() {
         let (ma, mb) =
             (run(path, FieldOp::ToMontgomery, &a, &b), run(path, FieldOp::ToMontgomery, &b, &a));
-        for op in [FieldOp::Mul, FieldOp::Add, FieldOp::Sub] {
+        for op in [FieldOp::Mul, FieldOp::Add, FieldOp::Sub, FieldOp::MulSum] {
             let result = run(path, op, &ma, &mb);
             let plain = run(path, FieldOp::FromMontgomery, &result, &result);
             for (group, got) in plain.iter().enumerate() {
@@ -183,5 +188,275 @@ fn the_benchmark_chains_multiply_by_three() {
             let expected = limbs_from_words(&[243 * (i as u64 + 1), 0, 0, 0, 0, 0]);
             assert_eq!(plain(value), [expected; 8], "{path:?} chain {i}");
         }
+    }
+}
+
+// -- the lazy representation: values in [0, 2p) -------------------------------------
+
+const P_LIMBS: Limbs = [
+    0xeffffffffaaab,
+    0xfeb153ffffb9f,
+    0x6b0f6241eabff,
+    0x12bf6730d2a0f,
+    0x764774b84f385,
+    0x1ba7b6434bacd,
+    0x1ea397fe69a4b,
+    0x1a011,
+];
+
+/// x + k*p limb by limb with carries (52-bit limbs).
+fn plus_multiple_of_p(x: &Limbs, k: u64) -> Limbs {
+    let mut out = [0u64; 8];
+    let mut carry = 0u64;
+    for j in 0..8 {
+        let sum = x[j] + k * P_LIMBS[j] + carry;
+        out[j] = sum & ((1 << 52) - 1);
+        carry = sum >> 52;
+    }
+    assert_eq!(carry, 0);
+    out
+}
+
+/// Whether x < k*p (52-bit limbs).
+fn below_multiple_of_p(x: &Limbs, k: u64) -> bool {
+    let bound = plus_multiple_of_p(&[0; 8], k);
+    for j in (0..8).rev() {
+        if x[j] != bound[j] {
+            return x[j] < bound[j];
+        }
+    }
+    false
+}
+
+fn raw(path: Path, op: FieldOp, a: &[[Limbs; 8]], b: &[[Limbs; 8]]) -> Vec<[Limbs; 8]> {
+    probe::field_op_raw_on(path, op, a.to_vec(), b.to_vec()).expect("a layer")
+}
+
+/// The other representation of each element: x + p for x < p, x - p for x >= p.
+fn other_representation(groups: &[[Limbs; 8]]) -> Vec<[Limbs; 8]> {
+    groups
+        .iter()
+        .map(|group| {
+            group.map(|x| {
+                if below_multiple_of_p(&x, 1) {
+                    plus_multiple_of_p(&x, 1)
+                } else {
+                    // x - p: x + (2^416 - p) mod 2^416, limb by limb.
+                    let mut out = [0u64; 8];
+                    let mut borrow = 0i128;
+                    for j in 0..8 {
+                        let difference = x[j] as i128 - P_LIMBS[j] as i128 - borrow;
+                        borrow = (difference < 0) as i128;
+                        out[j] = (difference & ((1 << 52) - 1)) as u64;
+                    }
+                    out
+                }
+            })
+        })
+        .collect()
+}
+
+/// Montgomery forms with the edges of the lazy range: 0 and its other form p, 1,
+/// p - 1 and 2p - 1, p + 1, and random values, some of them moved to [p, 2p).
+fn lazy_inputs(rng: &mut Rng, groups: usize) -> Vec<[Limbs; 8]> {
+    let mut p_minus_1 = P_LIMBS;
+    p_minus_1[0] -= 1;
+    let edges = [
+        [0; 8],
+        P_LIMBS,
+        [1, 0, 0, 0, 0, 0, 0, 0],
+        p_minus_1,
+        plus_multiple_of_p(&p_minus_1, 1),
+        plus_multiple_of_p(&[1, 0, 0, 0, 0, 0, 0, 0], 1),
+    ];
+    (0..groups)
+        .map(|group| {
+            std::array::from_fn(|lane| {
+                if group == 0 && lane < edges.len() {
+                    edges[lane]
+                } else {
+                    let x = limbs_from_words(&rng.below_p());
+                    if rng.next() & 1 == 1 {
+                        plus_multiple_of_p(&x, 1)
+                    } else {
+                        x
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+/// Each operation on inputs anywhere in [0, 2p): its raw result is in [0, 2p), the
+/// same on every layer, and represents what the canonical inputs give (which
+/// `field_operations_match_blst` checks against blst); the masks look through
+/// the representation.
+#[test]
+fn lazy_representation_in_and_out() {
+    let mut rng = Rng(0x6739);
+    let a = lazy_inputs(&mut rng, 48);
+    let b = lazy_inputs(&mut rng, 48);
+    let (a_other, b_other) = (other_representation(&a), other_representation(&b));
+    let (a_canonical, b_canonical) = {
+        let pick = |x: &[[Limbs; 8]], y: &[[Limbs; 8]]| -> Vec<[Limbs; 8]> {
+            x.iter()
+                .zip(y)
+                .map(|(u, v)| {
+                    std::array::from_fn(|lane| {
+                        if below_multiple_of_p(&u[lane], 1) {
+                            u[lane]
+                        } else {
+                            v[lane]
+                        }
+                    })
+                })
+                .collect()
+        };
+        (pick(&a, &a_other), pick(&b, &b_other))
+    };
+    let ops = [
+        FieldOp::Mul,
+        FieldOp::Sqr,
+        FieldOp::Add,
+        FieldOp::Sub,
+        FieldOp::Neg,
+        FieldOp::MulSum,
+        FieldOp::FromMontgomery,
+        FieldOp::ToBlst,
+        FieldOp::SqrtPow,
+    ];
+    let mut raw_results = Vec::new();
+    for path in common::layers() {
+        let mut per_path = Vec::new();
+        for op in ops {
+            let want = run(path, op, &a_canonical, &b_canonical);
+            for (x, y) in [(&a, &b), (&a_other, &b_other), (&a, &b_other)] {
+                let got_raw = raw(path, op, x, y);
+                let got = run(path, op, x, y);
+                assert_eq!(got, want, "{path:?} {op:?}: canonical result");
+                for (group, raw_group) in got_raw.iter().enumerate() {
+                    for lane in 0..8 {
+                        let value = &raw_group[lane];
+                        assert!(value.iter().all(|limb| *limb < 1 << 52), "{path:?} {op:?}");
+                        assert!(below_multiple_of_p(value, 2), "{path:?} {op:?} {group}/{lane}");
+                        let canonical = &want[group][lane];
+                        assert!(
+                            value == canonical || *value == plus_multiple_of_p(canonical, 1),
+                            "{path:?} {op:?} {group}/{lane}: another element"
+                        );
+                    }
+                }
+                per_path.push(got_raw);
+            }
+        }
+        // The squaring is the multiplication of a by itself, representation and all.
+        for x in [&a, &a_other, &b] {
+            assert_eq!(
+                raw(path, FieldOp::Sqr, x, x),
+                raw(path, FieldOp::Mul, x, x),
+                "{path:?} sqr"
+            );
+        }
+        // Masks: x against its other representation, against itself, and zero tests.
+        let eq_other = run(path, FieldOp::EqMask, &a, &a_other);
+        let eq_self = run(path, FieldOp::EqMask, &a_other, &a_other);
+        let eq_ab = run(path, FieldOp::EqMask, &a, &b_other);
+        let zero = run(path, FieldOp::IsZeroMask, &a_other, &a_other);
+        let difference = raw(path, FieldOp::Sub, &a, &a_other);
+        let difference_zero = run(path, FieldOp::IsZeroMask, &difference, &difference);
+        for group in 0..a.len() {
+            assert_eq!(eq_other[group][0][0], 0xff, "{path:?} eq x, x+-p");
+            assert_eq!(eq_self[group][0][0], 0xff, "{path:?} eq x, x");
+            assert_eq!(difference_zero[group][0][0], 0xff, "{path:?} x - (x+-p) is zero");
+            let mut want_eq = 0u64;
+            let mut want_zero = 0u64;
+            for lane in 0..8 {
+                want_eq |= ((a_canonical[group][lane] == b_canonical[group][lane]) as u64) << lane;
+                want_zero |= ((a_canonical[group][lane] == [0; 8]) as u64) << lane;
+            }
+            assert_eq!(eq_ab[group][0][0], want_eq, "{path:?} eq a, b");
+            assert_eq!(zero[group][0][0], want_zero, "{path:?} is_zero");
+        }
+        assert_eq!(zero[0][0][0] & 0b11, 0b11, "0 and p are zero");
+        raw_results.push(per_path);
+    }
+    // The layers agree on the representation itself, not only on the element.
+    for other in raw_results.iter().skip(1) {
+        assert_eq!(other, &raw_results[0], "layers differ on raw results");
+    }
+}
+
+fn blst_fp_of(plain: &[u64; 6]) -> blst_fp {
+    let mut out = blst_fp::default();
+    // SAFETY: a live field element and a six-word buffer.
+    unsafe { blst_fp_from_uint64(&mut out, plain.as_ptr()) };
+    out
+}
+
+fn plain_of(x: &blst_fp) -> [u64; 6] {
+    let mut plain = [0u64; 6];
+    // SAFETY: a live field element and a six-word buffer.
+    unsafe { blst_uint64_from_fp(plain.as_mut_ptr(), x) };
+    plain
+}
+
+/// Long chains of mixed operations, each step fed the previous step's raw result
+/// (never made canonical in between), against the same chain on blst.
+#[test]
+fn lazy_chains_match_blst() {
+    let mut rng = Rng(0x673a);
+    let a: Vec<[Limbs; 8]> = plain_inputs(&mut rng, 4).iter().map(limbs_of).collect();
+    let b: Vec<[Limbs; 8]> = plain_inputs(&mut rng, 4).iter().map(limbs_of).collect();
+    let steps =
+        [FieldOp::Mul, FieldOp::Sub, FieldOp::Add, FieldOp::Sqr, FieldOp::Neg, FieldOp::Add];
+    for path in common::layers() {
+        let mut x = run(path, FieldOp::ToMontgomery, &a, &a);
+        let y = run(path, FieldOp::ToMontgomery, &b, &b);
+        let mut want: Vec<[blst_fp; 8]> = a
+            .iter()
+            .map(|group| std::array::from_fn(|lane| blst_fp_of(&words_from_limbs(&group[lane]))))
+            .collect();
+        let other: Vec<[blst_fp; 8]> = b
+            .iter()
+            .map(|group| std::array::from_fn(|lane| blst_fp_of(&words_from_limbs(&group[lane]))))
+            .collect();
+        let mut saw_upper_half = false;
+        for step in 0..300 {
+            let op = steps[step % steps.len()];
+            x = raw(path, op, &x, &y);
+            for (group, values) in want.iter_mut().enumerate() {
+                for lane in 0..8 {
+                    let (v, w) = (values[lane], other[group][lane]);
+                    // SAFETY: live field elements.
+                    unsafe {
+                        match op {
+                            FieldOp::Mul => blst_fp_mul(&mut values[lane], &v, &w),
+                            FieldOp::Sqr => blst_fp_sqr(&mut values[lane], &v),
+                            FieldOp::Add => blst_fp_add(&mut values[lane], &v, &w),
+                            FieldOp::Sub => blst_fp_sub(&mut values[lane], &v, &w),
+                            FieldOp::Neg => blst_fp_cneg(&mut values[lane], &v, true),
+                            FieldOp::MulSum => {
+                                let mut product = blst_fp::default();
+                                blst_fp_mul(&mut product, &v, &w);
+                                blst_fp_cneg(&mut values[lane], &product, true);
+                            }
+                            _ => unreachable!(),
+                        }
+                    }
+                    saw_upper_half |= !below_multiple_of_p(&x[group][lane], 1);
+                }
+            }
+            let plain = run(path, FieldOp::FromMontgomery, &x, &x);
+            for (group, got) in plain.iter().enumerate() {
+                for lane in 0..8 {
+                    assert_eq!(
+                        words_from_limbs(&got[lane]),
+                        plain_of(&want[group][lane]),
+                        "{path:?} step {step} {op:?} {group}/{lane}"
+                    );
+                }
+            }
+        }
+        assert!(saw_upper_half, "the chains never left [0, p): they test nothing lazy");
     }
 }

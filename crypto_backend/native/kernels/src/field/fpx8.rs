@@ -1,10 +1,24 @@
 //! Eight elements of Fp (BLS12-381's base field) at once, written once over the lane
 //! type (`lane`): each element is 8 limbs of 52 bits in Montgomery form with
-//! R = 2^416, limb j of the eight elements in one lane vector. Every function keeps
-//! its results canonical (in [0, p)), so equal elements have equal limbs, and runs
-//! the same instructions whatever the values (no branch or index on data: the
-//! constant-time kernels rely on it). Everything is `#[inline(always)]` so that a
-//! kernel entered through `Ifma::run` is compiled whole with the IFMA features.
+//! R = 2^416, limb j of the eight elements in one lane vector.
+//!
+//! Lazy reduction: every function returns a value in [0, 2p), not necessarily in
+//! [0, p), with limbs below 2^52 (limb 7 too), so one element has two
+//! representations, x and x + p, where x < p. The functions that look at the exact
+//! representation make it canonical (in [0, p)) first: `eq_mask`, `is_zero_mask`,
+//! `gt_mask`, `unpack`, `out_of_montgomery` (whose results are plain values).
+//! The bounds relied on, with p < 2^381 and R = 2^416:
+//! - `mul`: for a, b < 2^390 (so any a, b < 2p or 4p), the Montgomery product
+//!   (ab + Mp)/R, M < R, is below ab/R + p < 2^780/2^416 + p = 2^364 + p < 2p; so
+//!   it needs no final subtraction. a, b < 2^390 also makes limbs 7 below 2^26,
+//!   so a7*b7 < 2^52 and its high half is 0 (skipped). Column sums stay below 2^58.
+//! - `add`: a + b < 4p; one conditional subtraction of 2p puts it in [0, 2p).
+//! - `sub`: a - b is in (-2p, 2p); adding 2p where it is negative gives [0, 2p).
+//!
+//! Every function runs the same instructions whatever the values (no branch or index
+//! on data: the constant-time kernels rely on it). Everything is `#[inline(always)]`
+//! so that a kernel entered through `Ifma::run` is compiled whole with the IFMA
+//! features.
 
 use crate::lane::{LaneOps, OneLane, MASK52};
 
@@ -62,6 +76,28 @@ pub const P: Limbs = [
     0x1ba7b6434bacd,
     0x1ea397fe69a4b,
     0x1a011,
+];
+/// 2p, the bound of the lazy representation (2p < 2^382: limb 7 below 2^18).
+const P2: Limbs = [
+    0xdffffffff5556,
+    0xfd62a7ffff73f,
+    0xd61ec483d57ff,
+    0x257ece61a541e,
+    0xec8ee9709e70a,
+    0x374f6c869759a,
+    0x3d472ffcd3496,
+    0x34022,
+];
+/// 4p (4p < 2^383: limb 7 below 2^19), for `neg_for_mul`.
+const P4: Limbs = [
+    0xbfffffffeaaac,
+    0xfac54ffffee7f,
+    0xac3d8907aafff,
+    0x4afd9cc34a83d,
+    0xd91dd2e13ce14,
+    0x6e9ed90d2eb35,
+    0x7a8e5ff9a692c,
+    0x68044,
 ];
 /// -p^-1 mod 2^52.
 const P_INV_NEG: u64 = 0x3fffcfffcfffd;
@@ -178,9 +214,16 @@ impl<O: LaneOps> Fpx8<O> {
         out
     }
 
-    /// The eight elements' limbs, lane by lane.
+    /// The eight elements' limbs, lane by lane, canonical (in [0, p)).
     #[inline(always)]
     pub fn unpack(self, a: &Fe<O>) -> [Limbs; 8] {
+        self.unpack_raw(&self.canonical(a))
+    }
+
+    /// The eight elements' limbs as they are (in [0, 2p)): for the outlined
+    /// multiplication and the tests of the representation.
+    #[inline(always)]
+    pub fn unpack_raw(self, a: &Fe<O>) -> [Limbs; 8] {
         let mut out = [[0u64; 8]; 8];
         for (limb, vector) in a.iter().enumerate() {
             let values = self.o.store(*vector);
@@ -191,10 +234,10 @@ impl<O: LaneOps> Fpx8<O> {
         out
     }
 
-    /// a*b/R mod p (Montgomery multiplication), for a, b < p: the whole 8x8 product
-    /// into 16 column sums, then 8 reduction rows (each adds the multiple of p that
-    /// clears its lowest column and carries that column into the next), then one
-    /// carry pass; the sums stay below 2^58, so nothing overflows before it.
+    /// a*b/R mod p (Montgomery multiplication), in [0, 2p) for a, b < 2^390 (see the
+    /// module comment): the whole 8x8 product into 16 column sums, then 8 reduction
+    /// rows, each adding the multiple m*p of p that clears its lowest column and
+    /// carrying that column into the next, then one carry pass.
     #[inline(always)]
     pub fn mul(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         if O::INLINE_FIELD_OPS {
@@ -208,33 +251,179 @@ impl<O: LaneOps> Fpx8<O> {
     /// rolled and went through memory for every column sum.
     #[inline(always)]
     fn mul_inline(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
+        let mut t = [self.o.splat(0); 16];
+        self.add_product(&mut t, a, b);
+        self.montgomery_reduce(t)
+    }
+
+    /// The 8x8 product's column sums added into t (column k: weight 2^(52k)).
+    #[inline(always)]
+    fn add_product(self, t: &mut [O::V; 16], a: &Fe<O>, b: &Fe<O>) {
         let o = self.o;
-        let zero = o.splat(0);
-        let p = self.constant(&P);
-        let p_inv_neg = o.splat(P_INV_NEG);
-        let mut t = [zero; 16];
         unrolled!(i => {
             unrolled!(j => {
                 t[i + j] = o.madd52lo(t[i + j], a[i], b[j]);
-                t[i + j + 1] = o.madd52hi(t[i + j + 1], a[i], b[j]);
+                // hi(a7*b7) is 0: both below 2^26 (module comment).
+                if i + j < 14 {
+                    t[i + j + 1] = o.madd52hi(t[i + j + 1], a[i], b[j]);
+                }
             });
         });
-        unrolled!(i => {
-            // m makes column i divisible by 2^52 (only its low 52 bits count).
-            let m = o.madd52lo(zero, t[i], p_inv_neg);
-            unrolled!(j => {
-                t[i + j] = o.madd52lo(t[i + j], m, p[j]);
-                t[i + j + 1] = o.madd52hi(t[i + j + 1], m, p[j]);
-            });
-            t[i + 1] = o.add(t[i + 1], o.shr::<52>(t[i]));
-        });
-        let out = [t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15]];
-        self.reduce_once(self.carry(out))
+    }
+
+    /// (a*b + c*d)/R mod p, in [0, 2p), with one reduction for both products: for
+    /// a, b, c, d < 4p, ab + cd < 32p^2 < pR, so the result is below 2p as `mul`'s
+    /// is (module comment), and the column sums stay below 2^58.
+    #[inline(always)]
+    pub fn mul_sum(self, a: &Fe<O>, b: &Fe<O>, c: &Fe<O>, d: &Fe<O>) -> Fe<O> {
+        if O::INLINE_FIELD_OPS {
+            self.mul_sum_inline(a, b, c, d)
+        } else {
+            mul_sum_outlined(self, a, b, c, d)
+        }
     }
 
     #[inline(always)]
+    fn mul_sum_inline(self, a: &Fe<O>, b: &Fe<O>, c: &Fe<O>, d: &Fe<O>) -> Fe<O> {
+        let mut t = [self.o.splat(0); 16];
+        self.add_product(&mut t, a, b);
+        self.add_product(&mut t, c, d);
+        self.montgomery_reduce(t)
+    }
+
+    /// The sum of the products of `pairs`, reduced once: in [0, 2p) for factors
+    /// below 4p and at most 6 pairs (the sum is below 96p^2 < pR; column sums below
+    /// 6 * 2^57 + 2^56 < 2^60).
+    #[inline(always)]
+    pub fn sum_of_products(self, pairs: &[(Fe<O>, Fe<O>)]) -> Fe<O> {
+        assert!(pairs.len() <= 6, "at most 6 products keep the bounds");
+        if O::INLINE_FIELD_OPS {
+            self.sum_of_products_inline(pairs)
+        } else {
+            sum_of_products_outlined(self, pairs)
+        }
+    }
+
+    #[inline(always)]
+    fn sum_of_products_inline(self, pairs: &[(Fe<O>, Fe<O>)]) -> Fe<O> {
+        let mut t = [self.o.splat(0); 16];
+        for (a, b) in pairs {
+            self.add_product(&mut t, a, b);
+        }
+        self.montgomery_reduce(t)
+    }
+
+    /// a + b for a, b < 2p, not reduced: below 4p, so only for the inputs of `mul`,
+    /// `sqr` and `mul_sum` (which take values below 4p), never kept.
+    #[inline(always)]
+    pub fn add_for_mul(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
+        let mut sum = self.zero();
+        for j in 0..8 {
+            sum[j] = self.o.add(a[j], b[j]);
+        }
+        self.carry(sum)
+    }
+
+    /// 4p - b for b < 2p, not reduced: in (2p, 4p], so only for the inputs of
+    /// `mul`, `sqr` and `mul_sum`, as `add_for_mul`. The limbs of 4p are taken as
+    /// 4p_j + 2^52 - 1 (one borrowed from the limb above, 2^52 lent to the one
+    /// below; 4p_0 + 2^52 for limb 0, 4p_7 - 1 for limb 7), each at least b's limb
+    /// (b_7 <= 2p_7 < 4p_7 - 1), so no limb goes below zero before the carry pass.
+    #[inline(always)]
+    pub fn neg_for_mul(self, b: &Fe<O>) -> Fe<O> {
+        let o = self.o;
+        let mut out = self.zero();
+        for j in 0..8 {
+            let lent = if j == 0 {
+                1 << 52
+            } else if j < 7 {
+                (1 << 52) - 1
+            } else {
+                u64::MAX
+            };
+            out[j] = o.sub(o.splat((P4[j]).wrapping_add(lent)), b[j]);
+        }
+        self.carry(out)
+    }
+
+    /// a^2, as `mul_inline` of a and a but with the 28 products a_i*a_j (i < j)
+    /// formed once and doubled: 85 instead of 127 operations for the product. The
+    /// column sums differ from mul's, their value does not, so neither do the
+    /// reduction's m_i (the digits of -a^2/p mod R) nor the result, bit for bit.
+    #[inline(always)]
+    fn sqr_inline(self, a: &Fe<O>) -> Fe<O> {
+        let o = self.o;
+        let mut t = [o.splat(0); 16];
+        unrolled!(i => {
+            unrolled!(j => {
+                if i < j {
+                    t[i + j] = o.madd52lo(t[i + j], a[i], a[j]);
+                    t[i + j + 1] = o.madd52hi(t[i + j + 1], a[i], a[j]);
+                }
+            });
+        });
+        unrolled!(i => {
+            // Columns 1 to 14 hold the products below the diagonal once: double them.
+            if i > 0 {
+                t[i] = o.add(t[i], t[i]);
+                t[i + 7] = o.add(t[i + 7], t[i + 7]);
+            }
+        });
+        unrolled!(i => {
+            t[2 * i] = o.madd52lo(t[2 * i], a[i], a[i]);
+            // hi(a7*a7) is 0, as in `mul_inline`.
+            if i < 7 {
+                t[2 * i + 1] = o.madd52hi(t[2 * i + 1], a[i], a[i]);
+            }
+        });
+        self.montgomery_reduce(t)
+    }
+
+    /// The 8 reduction rows and the carry pass, for column sums t (each below 2^60)
+    /// of a value T below pR (one product of factors below 2^390, or a sum of a few
+    /// of factors below 4p): the result (T + Mp)/R, M < R, is below 2p.
+    ///
+    /// The serial part is the chain of reduction rows (m_i needs column i, which
+    /// needs m_(i-1)); each row keeps it short:
+    /// - column i itself is never updated: with m = t_i * (-1/p) mod 2^52,
+    ///   t_i + lo(m*p_0) is t_i rounded up to a multiple of 2^52, so the carry out
+    ///   of the cleared column is (t_i + 2^52 - 1) >> 52, known before m is;
+    /// - column i+1, which the next m needs, gets hi(m*p_0) and lo(m*p_1) in two
+    ///   independent multiply-adds (one into the carry), summed once.
+    #[inline(always)]
+    fn montgomery_reduce(self, mut t: [O::V; 16]) -> Fe<O> {
+        let o = self.o;
+        let zero = o.splat(0);
+        let mask = o.splat(MASK52);
+        let p = self.constant(&P);
+        let p_inv_neg = o.splat(P_INV_NEG);
+        unrolled!(i => {
+            // m makes column i divisible by 2^52 (only its low 52 bits count).
+            let m = o.madd52lo(zero, t[i], p_inv_neg);
+            let carry = o.shr::<52>(o.add(t[i], mask));
+            let low = o.madd52lo(carry, m, p[1]);
+            t[i + 1] = o.add(o.madd52hi(t[i + 1], m, p[0]), low);
+            unrolled!(j => {
+                if j >= 1 {
+                    t[i + j + 1] = o.madd52hi(t[i + j + 1], m, p[j]);
+                }
+                if j >= 2 {
+                    t[i + j] = o.madd52lo(t[i + j], m, p[j]);
+                }
+            });
+        });
+        let out = [t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15]];
+        self.carry(out)
+    }
+
+    /// a^2, the same value and representation as `mul(a, a)`, in fewer operations.
+    #[inline(always)]
     pub fn sqr(self, a: &Fe<O>) -> Fe<O> {
-        self.mul(a, a)
+        if O::INLINE_FIELD_OPS {
+            self.sqr_inline(a)
+        } else {
+            sqr_outlined(self, a)
+        }
     }
 
     /// Propagate carries so that limbs 0..7 are below 2^52 (limb 7 keeps the rest).
@@ -249,13 +438,19 @@ impl<O: LaneOps> Fpx8<O> {
         t
     }
 
-    /// t - p where t >= p, else t, for carried t < 2p.
+    /// t - bound where t >= bound, else t, for carried t < 2 bound.
     #[inline(always)]
-    fn reduce_once(self, t: Fe<O>) -> Fe<O> {
+    fn reduce_below(self, t: Fe<O>, bound: &Limbs) -> Fe<O> {
         let o = self.o;
-        let (difference, borrow) = self.sub_limbs(&t, &self.constant(&P));
+        let (difference, borrow) = self.sub_limbs(&t, &self.constant(bound));
         let no_borrow = o.eq_mask(borrow, o.splat(0));
         self.select(no_borrow, &t, &difference)
+    }
+
+    /// The canonical representation (in [0, p)) of a (in [0, 2p)).
+    #[inline(always)]
+    pub fn canonical(self, a: &Fe<O>) -> Fe<O> {
+        self.reduce_below(*a, &P)
     }
 
     /// a - b limb by limb with borrows: the 416-bit difference and the final borrow (0/1).
@@ -288,7 +483,8 @@ impl<O: LaneOps> Fpx8<O> {
         for j in 0..8 {
             sum[j] = self.o.add(a[j], b[j]);
         }
-        self.reduce_once(self.carry(sum))
+        // a + b < 4p: one conditional subtraction of 2p.
+        self.reduce_below(self.carry(sum), &P2)
     }
 
     #[inline(always)]
@@ -304,9 +500,10 @@ impl<O: LaneOps> Fpx8<O> {
     fn sub_inline(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         let o = self.o;
         let (difference, borrow) = self.sub_limbs(a, b);
-        // Add p back in the lanes that went below zero (the add wraps past 2^416).
+        // Add 2p back in the lanes that went below zero (the add wraps past 2^416):
+        // a - b > -2p there, so the result is in [0, 2p) in every lane.
         let negative = o.eq_mask(borrow, o.splat(1));
-        let p = self.constant(&P);
+        let p = self.constant(&P2);
         let mut out = self.zero();
         for j in 0..8 {
             out[j] = o.add(difference[j], o.select(negative, o.splat(0), p[j]));
@@ -326,9 +523,10 @@ impl<O: LaneOps> Fpx8<O> {
         self.add(a, a)
     }
 
-    /// Lanes where a == b (both canonical).
+    /// Lanes where a == b as field elements (compared canonical).
     #[inline(always)]
     pub fn eq_mask(self, a: &Fe<O>, b: &Fe<O>) -> u8 {
+        let (a, b) = (self.canonical(a), self.canonical(b));
         let mut mask = 0xff;
         for j in 0..8 {
             mask &= self.o.eq_mask(a[j], b[j]);
@@ -338,6 +536,7 @@ impl<O: LaneOps> Fpx8<O> {
 
     #[inline(always)]
     pub fn is_zero_mask(self, a: &Fe<O>) -> u8 {
+        let a = self.canonical(a);
         let mut any = self.o.splat(0);
         for limb in a.iter() {
             any = self.o.or(any, *limb);
@@ -345,10 +544,10 @@ impl<O: LaneOps> Fpx8<O> {
         self.o.eq_mask(any, self.o.splat(0))
     }
 
-    /// Lanes where the plain (non-Montgomery) canonical value a exceeds `bound`.
+    /// Lanes where the plain (non-Montgomery) value a, made canonical, exceeds `bound`.
     #[inline(always)]
     pub fn gt_mask(self, a: &Fe<O>, bound: &Limbs) -> u8 {
-        let (_, borrow) = self.sub_limbs(&self.constant(bound), a);
+        let (_, borrow) = self.sub_limbs(&self.constant(bound), &self.canonical(a));
         self.o.eq_mask(borrow, self.o.splat(1))
     }
 
@@ -366,9 +565,11 @@ impl<O: LaneOps> Fpx8<O> {
         self.mul(a, &self.constant(&R2))
     }
 
+    /// The plain value, canonical: the product a*1/R is in [0, p] (a < 2p gives
+    /// (a + Mp)/R < p + 1), so an a equal to p or 0 gives p or 0, and p is made 0.
     #[inline(always)]
     pub fn out_of_montgomery(self, a: &Fe<O>) -> Fe<O> {
-        self.mul(a, &self.constant(&PLAIN_ONE))
+        self.canonical(&self.mul(a, &self.constant(&PLAIN_ONE)))
     }
 
     /// From our Montgomery form to blst's (x*2^384 mod p), still in 52-bit limbs.
@@ -401,11 +602,62 @@ impl<O: LaneOps> Fpx8<O> {
 /// on the sign kernel, this is 14% faster than running it on eight lanes at once.
 #[inline(never)]
 fn mul_outlined<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
-    let (a_lanes, b_lanes) = (f.unpack(a), f.unpack(b));
+    let (a_lanes, b_lanes) = (f.unpack_raw(a), f.unpack_raw(b));
     let one_lane = Fpx8::new(OneLane);
     let mut out = [[0u64; 8]; 8];
     for lane in 0..8 {
         out[lane] = one_lane.mul_inline(&a_lanes[lane], &b_lanes[lane]);
+    }
+    f.pack(&out)
+}
+
+/// The one copy of `mul_sum` that layers with `INLINE_FIELD_OPS` off call, lane by
+/// lane as `mul_outlined`.
+#[inline(never)]
+fn mul_sum_outlined<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>, c: &Fe<O>, d: &Fe<O>) -> Fe<O> {
+    let lanes = [f.unpack_raw(a), f.unpack_raw(b), f.unpack_raw(c), f.unpack_raw(d)];
+    let one_lane = Fpx8::new(OneLane);
+    let mut out = [[0u64; 8]; 8];
+    for lane in 0..8 {
+        out[lane] = one_lane.mul_sum_inline(
+            &lanes[0][lane],
+            &lanes[1][lane],
+            &lanes[2][lane],
+            &lanes[3][lane],
+        );
+    }
+    f.pack(&out)
+}
+
+/// The one copy of `sum_of_products` that layers with `INLINE_FIELD_OPS` off call,
+/// lane by lane as `mul_outlined`.
+#[inline(never)]
+fn sum_of_products_outlined<O: LaneOps>(f: Fpx8<O>, pairs: &[(Fe<O>, Fe<O>)]) -> Fe<O> {
+    let one_lane = Fpx8::new(OneLane);
+    let mut lanes = [([[0u64; 8]; 8], [[0u64; 8]; 8]); 6];
+    for (slot, (a, b)) in lanes.iter_mut().zip(pairs) {
+        *slot = (f.unpack_raw(a), f.unpack_raw(b));
+    }
+    let mut out = [[0u64; 8]; 8];
+    for lane in 0..8 {
+        let mut lane_pairs = [([0u64; 8], [0u64; 8]); 6];
+        for (slot, (a, b)) in lane_pairs.iter_mut().zip(lanes.iter()) {
+            *slot = (a[lane], b[lane]);
+        }
+        out[lane] = one_lane.sum_of_products_inline(&lane_pairs[..pairs.len()]);
+    }
+    f.pack(&out)
+}
+
+/// The one copy of the squaring that layers with `INLINE_FIELD_OPS` off call, lane
+/// by lane as `mul_outlined`.
+#[inline(never)]
+fn sqr_outlined<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>) -> Fe<O> {
+    let a_lanes = f.unpack_raw(a);
+    let one_lane = Fpx8::new(OneLane);
+    let mut out = [[0u64; 8]; 8];
+    for lane in 0..8 {
+        out[lane] = one_lane.sqr_inline(&a_lanes[lane]);
     }
     f.pack(&out)
 }
