@@ -24,8 +24,10 @@ pub enum FieldOp {
 }
 
 /// One field operation on eight lanes: Fp operands are `a[0]`, `b[0]` (`a[1]`,
-/// `b[1]` unused), Fp2 operands are `[c0, c1]`; limbs as `Fpx8::pack` takes them
-/// (Montgomery forms below p). The output has the same shape.
+/// `b[1]` are not read), Fp2 operands are `[c0, c1]`; limbs as `Fpx8::pack` takes
+/// them (Montgomery forms below p). The output has the same shape (`[1]` zero for
+/// Fp). Only the operands an operation reads are loaded, so the counts are the
+/// operation's own plus its loads and stores.
 pub struct FieldKernel {
     pub op: FieldOp,
     pub a: [[Limbs; 8]; 2],
@@ -39,16 +41,22 @@ impl Kernel for FieldKernel {
     fn run<O: LaneOps>(self, o: O) -> [[Limbs; 8]; 2] {
         let f = Fpx8::new(o);
         let f2 = Fp2x8::new(o);
-        let a = [f.pack(&self.a[0]), f.pack(&self.a[1])];
-        let b = [f.pack(&self.b[0]), f.pack(&self.b[1])];
         let zero = [[0u64; 8]; 8];
+        let fp = |result: &crate::field::fpx8::Fe<O>| [f.unpack(result), zero];
         match self.op {
-            FieldOp::FpMul => [f.unpack(&f.mul(&a[0], &b[0])), zero],
-            FieldOp::FpSqr => [f.unpack(&f.sqr(&a[0])), zero],
-            FieldOp::FpAdd => [f.unpack(&f.add(&a[0], &b[0])), zero],
-            FieldOp::FpSub => [f.unpack(&f.sub(&a[0], &b[0])), zero],
-            FieldOp::Fp2Mul => f2.mul(&a, &b).map(|c| f.unpack(&c)),
-            FieldOp::Fp2Sqr => f2.sqr(&a).map(|c| f.unpack(&c)),
+            FieldOp::FpMul => fp(&f.mul(&f.pack(&self.a[0]), &f.pack(&self.b[0]))),
+            FieldOp::FpSqr => fp(&f.sqr(&f.pack(&self.a[0]))),
+            FieldOp::FpAdd => fp(&f.add(&f.pack(&self.a[0]), &f.pack(&self.b[0]))),
+            FieldOp::FpSub => fp(&f.sub(&f.pack(&self.a[0]), &f.pack(&self.b[0]))),
+            FieldOp::Fp2Mul => {
+                let a = [f.pack(&self.a[0]), f.pack(&self.a[1])];
+                let b = [f.pack(&self.b[0]), f.pack(&self.b[1])];
+                f2.mul(&a, &b).map(|c| f.unpack(&c))
+            }
+            FieldOp::Fp2Sqr => {
+                let a = [f.pack(&self.a[0]), f.pack(&self.a[1])];
+                f2.sqr(&a).map(|c| f.unpack(&c))
+            }
         }
     }
 }

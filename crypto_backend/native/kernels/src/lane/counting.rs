@@ -1,8 +1,9 @@
 //! The counting lane layer: the third implementation of the lane operations, for the
 //! tests and the cost report only (`examples/cost_report.rs`); no dispatch path runs
-//! it. Each vector carries its eight real lane values, computed by the portable
+//! it. Each vector stands for its eight real lane values, computed by the portable
 //! layer's code, so a kernel run on it gives the portable layer's results, and, per
-//! latency model, the cycle at which the value would be ready. Every operation counts
+//! latency model, the cycle at which the value would be ready (both kept in a
+//! thread-local arena, see `Tracked`). Every operation counts
 //! itself by kind in thread-local counters and sets its result's ready cycle to the
 //! latest of its inputs' plus the operation's latency on the model; the critical path
 //! of a run is the latest ready cycle seen. No hardware is involved: the figures are
@@ -26,13 +27,13 @@
 //!   a select uses an older mask, the select is charged the latest compare's cycle
 //!   instead, which may be earlier or later than the true one.
 //!
-//! Latencies (cycles, 512-bit register forms), from LLVM's scheduling models as
-//! llvm-mca reports them; the files read are those in llvm/llvm-project's main
-//! branch as stored by the code search used for this work (late 2025; LLVM 21/22
-//! development), cited per figure in `LATENCY` below.
+//! Latencies (cycles, 512-bit register forms) are LLVM's scheduling models' figures,
+//! read from llvm/llvm-project's main branch as the code search used for this work
+//! stored it (LLVM 21/22 development, 2025): see `LATENCY` for the file and entry
+//! behind each figure. They are the compiler's model, not measurements of ours.
 
 use super::{Kernel, LaneOps, Portable};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 /// The kinds of lane operation the report counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,47 +145,61 @@ impl Model {
     }
 }
 
-/// `LATENCY[model][kind]`, in the order of `Model::ALL` and `OpKind::ALL`.
+/// `LATENCY[model][kind]`, in the order of `Model::ALL` and `OpKind::ALL`. All paths
+/// are in llvm/llvm-project under llvm/; "class" is the SchedWrite class that
+/// lib/Target/X86/X86InstrAVX512.td gives the instruction (vpcmpuq and vpcmpeqq:
+/// SchedWriteVecALU; vpblendmq: SchedWriteVarBlend), "InstRW" an entry of the model
+/// that overrides the class for the named instructions.
 ///
-/// Sources (llvm/llvm-project, paths under llvm/):
-/// * madd52lo/hi: the `-instruction-tables` output of llvm-mca checked in as
-///   test/tools/llvm-mca/X86/{Znver4,Znver5,IceLakeServer,SapphireRapids}/
-///   resources-avx512ifma.s, `vpmadd52luq %zmm16, %zmm17, %zmm19`: latency 4, 4, 5,
-///   4 (reciprocal throughput 2.00, 2.00, 0.50, 1.00).
-/// * Zen 4, everything else: lib/Target/X86/X86ScheduleZnver4.td. vpaddq/vpsubq:
-///   WriteVecALUZ, 1; vpandq/vporq: WriteVecLogicZ, 1; vpsrlq/vpsllq imm: the
-///   InstRW `Zn4WriteSHIFTri` (VP(SLL|SRL|SRA)(D|Q|W)Z ri), 1; vpcmpuq/vpcmpeqq: the
-///   class X86InstrAVX512.td gives them, SchedWriteVecALU, so WriteVecALUZ, 1;
-///   vpblendmq: SchedWriteVarBlend (X86InstrAVX512.td), WriteVarBlendZ, 1; load:
-///   `VecLoadLatency = 7`; store: `StoreLatency = 1`.
-/// * Zen 5: LLVM's Znver5 model gives vpmadd52 the same latency as Znver4's (above);
-///   for the other operations this layer uses Zen 4's figures (not checked against
-///   X86ScheduleZnver5.td, except the load: its IFMA load form is 9 cycles in
-///   resources-avx512ifma.s, 4 + 5, so load = 5 here).
-/// * Ice Lake SP and Sapphire Rapids, other than IFMA: see the comment at
-///   `INTEL_OTHERS`.
+/// * vpmadd52luq/huq zmm, every model: llvm-mca's `-instruction-tables` output
+///   checked in as test/tools/llvm-mca/X86/{Znver4,Znver5,IceLakeServer,
+///   SapphireRapids}/resources-avx512ifma.s (4, 4, 5, 4 cycles; reciprocal
+///   throughput 2.00, 2.00, 0.50, 1.00), matching the models' InstRW entries
+///   (Zn4WriteBUSDr_VPMADDr, Zn5WriteBUSDr_VPMADDr, SPRWriteResGroup167).
+/// * Zen 4, lib/Target/X86/X86ScheduleZnver4.td: add/sub WriteVecALUZ 1, and/or
+///   WriteVecLogicZ 1, shift by immediate InstRW Zn4WriteSHIFTri 1, compare into a
+///   mask WriteVecALUZ 1, blend by a mask WriteVarBlendZ 1, load `VecLoadLatency`
+///   7, store `StoreLatency` 1.
+/// * Zen 5, X86ScheduleZnver5.td: add/sub WriteVecALUZ 2, and/or WriteVecLogicZ 2,
+///   shift by immediate InstRW Zn5WriteSHIFTri 2, compare WriteVecALUZ 2 (its
+///   InstRW entries name only the masked and the narrower forms), blend InstRW
+///   Zn5WritePBLENDM 2, load `VecLoadLatency` 7, store `StoreLatency` 1.
+/// * Ice Lake server, X86SchedIceLake.td: add InstRW ICXWriteResGroup9
+///   (VPADD...Zrr) 1, sub WriteVecALUZ 1, and/or WriteVecLogicZ 1, shift by
+///   immediate WriteVecShiftImmZ 1, compare InstRW ICXWriteResGroup33
+///   (VPCMPU(B|D|Q|W)Z rri, VPCMPEQ...Z rr) 4, blend WriteVarBlendZ 2 (the InstRW
+///   that lists VPBLENDMQ names only its 128/256-bit forms), load InstRW
+///   ICXWriteResGroup121 (VMOVDQU64Zrm) 8, store WriteVecStore 1.
+/// * Sapphire Rapids, X86SchedSapphireRapids.td: add/sub InstRW SPRWriteResGroup61
+///   (VP(ADD|SUB)(B|D|Q|W)Zrr, no latency given, so LLVM's default 1), and/or
+///   WriteVecLogicZ 1, shift by immediate WriteVecShiftImmZ 1, compare WriteVecALUZ
+///   3, blend WriteVarBlendZ 1, load WriteVecLoadY 8, store WriteVecStore 12 (that
+///   model's stores are all 12). For the compare, blend, and/or, shift, load and
+///   store no InstRW entry naming the 512-bit register form was found in the file
+///   (read through, in 16,000-character pages, but not machine-searched), so the
+///   class figures apply; the load and store take the 256-bit class, as the model
+///   has no separate 512-bit one.
 const LATENCY: [[u32; KINDS]; MODELS] = [
     // madd lo, hi, add, sub, and, or, shr, shl, cmp, select, load, store, splat
     [4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 7, 1, 0],
-    [4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 5, 1, 0],
-    [5, 5, INTEL_OTHERS[0], INTEL_OTHERS[0], INTEL_OTHERS[1], INTEL_OTHERS[1], INTEL_OTHERS[2],
-        INTEL_OTHERS[2], INTEL_OTHERS[3], INTEL_OTHERS[4], INTEL_OTHERS[5], INTEL_OTHERS[6], 0],
-    [4, 4, INTEL_OTHERS[0], INTEL_OTHERS[0], INTEL_OTHERS[1], INTEL_OTHERS[1], INTEL_OTHERS[2],
-        INTEL_OTHERS[2], INTEL_OTHERS[3], INTEL_OTHERS[4], INTEL_OTHERS[5], INTEL_OTHERS[6], 0],
+    [4, 4, 2, 2, 2, 2, 2, 2, 2, 2, 7, 1, 0],
+    [5, 5, 1, 1, 1, 1, 1, 1, 4, 2, 8, 1, 0],
+    [4, 4, 1, 1, 1, 1, 1, 1, 3, 1, 8, 12, 0],
 ];
-
-/// Ice Lake SP and Sapphire Rapids, operations other than IFMA: add/sub, and/or,
-/// shift imm, compare into a mask, blend by a mask, load, store.
-/// PLACEHOLDER: filled in below from the LLVM models once read.
-const INTEL_OTHERS: [u32; 7] = [1, 1, 1, 3, 1, 7, 1];
 
 /// Ready cycles of one value, per model.
 type Ready = [u32; MODELS];
 
-/// Eight lanes and, per model, the cycle at which they are ready.
+/// A lane vector of this layer: a handle to its eight lane values and its ready
+/// cycles, which live in a thread-local arena until the next `reset` (`measure`
+/// resets before each run, so a value is valid for the run that made it). A handle,
+/// not the values themselves: kernels hold arrays of vectors, and with 80-byte
+/// vectors rustc took over nine minutes to compile the tests' kernels.
 #[derive(Clone, Copy, Debug)]
-pub struct Tracked {
-    pub lanes: [u64; 8],
+pub struct Tracked(u32);
+
+struct Entry {
+    lanes: [u64; 8],
     ready: Ready,
 }
 
@@ -199,6 +214,7 @@ const EMPTY: State = State { counts: [0; KINDS], critical: [0; MODELS], mask_rea
 
 thread_local! {
     static STATE: Cell<State> = const { Cell::new(EMPTY) };
+    static ARENA: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
 }
 
 /// What one run counted.
@@ -234,6 +250,7 @@ impl Report {
 /// Clear the counters of this thread.
 pub fn reset() {
     STATE.with(|state| state.set(EMPTY));
+    ARENA.with(|arena| arena.borrow_mut().clear());
 }
 
 /// The counters of this thread since the last `reset`.
@@ -276,61 +293,96 @@ fn record(kind: OpKind, inputs: &[Ready]) -> Ready {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counting;
 
-impl Counting {
-    fn tracked(lanes: [u64; 8], kind: OpKind, inputs: &[Ready]) -> Tracked {
-        Tracked { lanes, ready: record(kind, inputs) }
-    }
+/// Count `kind`, compute its result from the inputs' lanes, and store it with its
+/// ready cycles.
+fn apply<const N: usize>(
+    kind: OpKind,
+    inputs: [Tracked; N],
+    compute: impl FnOnce([[u64; 8]; N]) -> [u64; 8],
+) -> Tracked {
+    ARENA.with(|cell| {
+        let mut arena = cell.borrow_mut();
+        let lanes = inputs.map(|input| arena[input.0 as usize].lanes);
+        let ready = record(kind, &inputs.map(|input| arena[input.0 as usize].ready));
+        let index = u32::try_from(arena.len()).expect("fewer than 2^32 values in a run");
+        arena.push(Entry { lanes: compute(lanes), ready });
+        Tracked(index)
+    })
 }
 
+/// Count `kind` on the inputs (a store, a compare) and give their lanes.
+fn observe<const N: usize>(kind: OpKind, inputs: [Tracked; N]) -> [[u64; 8]; N] {
+    ARENA.with(|cell| {
+        let arena = cell.borrow();
+        record(kind, &inputs.map(|input| arena[input.0 as usize].ready));
+        inputs.map(|input| arena[input.0 as usize].lanes)
+    })
+}
+
+/// Every operation is a call (`inline(never)`): the field code above is inlined
+/// whole into each kernel, and it need not carry this layer's bookkeeping with it.
 impl LaneOps for Counting {
     type V = Tracked;
 
+    #[inline(never)]
     fn splat(self, value: u64) -> Tracked {
-        Counting::tracked(Portable.splat(value), OpKind::Splat, &[])
+        apply(OpKind::Splat, [], |[]| Portable.splat(value))
     }
+    #[inline(never)]
     fn load(self, lanes: &[u64; 8]) -> Tracked {
-        Counting::tracked(Portable.load(lanes), OpKind::Load, &[])
+        apply(OpKind::Load, [], |[]| Portable.load(lanes))
     }
+    #[inline(never)]
     fn store(self, vector: Tracked) -> [u64; 8] {
-        record(OpKind::Store, &[vector.ready]);
-        Portable.store(vector.lanes)
+        let [lanes] = observe(OpKind::Store, [vector]);
+        Portable.store(lanes)
     }
+    #[inline(never)]
     fn add(self, a: Tracked, b: Tracked) -> Tracked {
-        Counting::tracked(Portable.add(a.lanes, b.lanes), OpKind::Add, &[a.ready, b.ready])
+        apply(OpKind::Add, [a, b], |[a, b]| Portable.add(a, b))
     }
+    #[inline(never)]
     fn sub(self, a: Tracked, b: Tracked) -> Tracked {
-        Counting::tracked(Portable.sub(a.lanes, b.lanes), OpKind::Sub, &[a.ready, b.ready])
+        apply(OpKind::Sub, [a, b], |[a, b]| Portable.sub(a, b))
     }
+    #[inline(never)]
     fn and(self, a: Tracked, b: Tracked) -> Tracked {
-        Counting::tracked(Portable.and(a.lanes, b.lanes), OpKind::And, &[a.ready, b.ready])
+        apply(OpKind::And, [a, b], |[a, b]| Portable.and(a, b))
     }
+    #[inline(never)]
     fn or(self, a: Tracked, b: Tracked) -> Tracked {
-        Counting::tracked(Portable.or(a.lanes, b.lanes), OpKind::Or, &[a.ready, b.ready])
+        apply(OpKind::Or, [a, b], |[a, b]| Portable.or(a, b))
     }
+    #[inline(never)]
     fn madd52lo(self, acc: Tracked, b: Tracked, c: Tracked) -> Tracked {
-        let lanes = Portable.madd52lo(acc.lanes, b.lanes, c.lanes);
-        Counting::tracked(lanes, OpKind::Madd52Lo, &[acc.ready, b.ready, c.ready])
+        apply(OpKind::Madd52Lo, [acc, b, c], |[acc, b, c]| Portable.madd52lo(acc, b, c))
     }
+    #[inline(never)]
     fn madd52hi(self, acc: Tracked, b: Tracked, c: Tracked) -> Tracked {
-        let lanes = Portable.madd52hi(acc.lanes, b.lanes, c.lanes);
-        Counting::tracked(lanes, OpKind::Madd52Hi, &[acc.ready, b.ready, c.ready])
+        apply(OpKind::Madd52Hi, [acc, b, c], |[acc, b, c]| Portable.madd52hi(acc, b, c))
     }
+    #[inline(never)]
     fn shr<const N: u32>(self, a: Tracked) -> Tracked {
-        Counting::tracked(Portable.shr::<N>(a.lanes), OpKind::Shr, &[a.ready])
+        apply(OpKind::Shr, [a], |[a]| Portable.shr::<N>(a))
     }
+    #[inline(never)]
     fn shl<const N: u32>(self, a: Tracked) -> Tracked {
-        Counting::tracked(Portable.shl::<N>(a.lanes), OpKind::Shl, &[a.ready])
+        apply(OpKind::Shl, [a], |[a]| Portable.shl::<N>(a))
     }
+    #[inline(never)]
     fn eq_mask(self, a: Tracked, b: Tracked) -> u8 {
-        record(OpKind::Compare, &[a.ready, b.ready]);
-        Portable.eq_mask(a.lanes, b.lanes)
+        let [a, b] = observe(OpKind::Compare, [a, b]);
+        Portable.eq_mask(a, b)
     }
+    #[inline(never)]
     fn lt_mask(self, a: Tracked, b: Tracked) -> u8 {
-        record(OpKind::Compare, &[a.ready, b.ready]);
-        Portable.lt_mask(a.lanes, b.lanes)
+        let [a, b] = observe(OpKind::Compare, [a, b]);
+        Portable.lt_mask(a, b)
     }
+    #[inline(never)]
     fn select(self, mask: u8, when_clear: Tracked, when_set: Tracked) -> Tracked {
-        let lanes = Portable.select(mask, when_clear.lanes, when_set.lanes);
-        Counting::tracked(lanes, OpKind::Select, &[when_clear.ready, when_set.ready])
+        apply(OpKind::Select, [when_clear, when_set], |[clear, set]| {
+            Portable.select(mask, clear, set)
+        })
     }
 }
