@@ -142,7 +142,7 @@ fn total(report: &Report) -> u64 {
 }
 
 fn print_table(rows: &[Row]) {
-    println!("Lane operations per pass (8 lanes); in brackets per lane element (/8).");
+    println!("Lane operations per pass (one kernel pass = 8 lanes; splat constants not counted).");
     print!("{:<14}", "kernel");
     for kind in SHOWN {
         print!("{:>10}", kind.name());
@@ -205,10 +205,16 @@ fn print_table(rows: &[Row]) {
 
 fn print_json(rows: &[Row]) {
     let kinds: Vec<String> = SHOWN.iter().map(|kind| format!("\"{}\"", kind.name())).collect();
-    let models: Vec<String> = Model::ALL.iter().map(|model| format!("\"{}\"", model.name())).collect();
-    println!("{{\"kinds\": [{}], \"models\": [{}], \"kernels\": [", kinds.join(", "), models.join(", "));
+    let models: Vec<String> =
+        Model::ALL.iter().map(|model| format!("\"{}\"", model.name())).collect();
+    println!(
+        "{{\"kinds\": [{}], \"models\": [{}], \"kernels\": [",
+        kinds.join(", "),
+        models.join(", ")
+    );
     for (index, row) in rows.iter().enumerate() {
-        let counts: Vec<String> = SHOWN.iter().map(|kind| row.report.count(*kind).to_string()).collect();
+        let counts: Vec<String> =
+            SHOWN.iter().map(|kind| row.report.count(*kind).to_string()).collect();
         let paths: Vec<String> =
             Model::ALL.iter().map(|model| row.report.critical_path(*model).to_string()).collect();
         let bounds: Vec<String> = Model::ALL

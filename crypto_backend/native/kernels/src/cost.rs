@@ -61,10 +61,7 @@ impl Kernel for FieldKernel {
     }
 }
 
-fn candidates<T, C: Copy>(
-    inputs: &[&[u8]; 8],
-    read: impl Fn(&[u8]) -> Read<T, C>,
-) -> [C; 8] {
+fn candidates<T, C: Copy>(inputs: &[&[u8]; 8], read: impl Fn(&[u8]) -> Read<T, C>) -> [C; 8] {
     inputs.map(|input| match read(input) {
         Read::Candidate(candidate) => candidate,
         Read::Done(_) => panic!("a kernel input must pass the byte rules"),
@@ -73,7 +70,9 @@ fn candidates<T, C: Copy>(
 
 /// One G1 decode pass (decompression and subgroup check) of eight compressed keys,
 /// each of which must pass the byte rules (not the identity, x below p).
-pub fn g1_decode_chunk(keys: &[[u8; G1_COMPRESSED]; 8]) -> impl Kernel<Output = [Lane<G1Words>; 8]> {
+pub fn g1_decode_chunk(
+    keys: &[[u8; G1_COMPRESSED]; 8],
+) -> impl Kernel<Output = [Lane<G1Words>; 8]> {
     let candidates = candidates(&keys.each_ref().map(|key| key.as_slice()), decode_g1::read);
     decode_g1::DecodeChunk {
         xs: candidates.map(|(x, _)| x),
