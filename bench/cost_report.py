@@ -80,9 +80,7 @@ def print_paths(report: dict[str, Any]) -> None:
     for kernel in report["kernels"]:
         cells = "".join(
             f"{f'{path} [{bound:.0f}]':>24}"
-            for path, bound in zip(
-                kernel["critical_path"], kernel["madd_issue_bound"], strict=True
-            )
+            for path, bound in zip(kernel["critical_path"], kernel["madd_issue_bound"], strict=True)
         )
         print(f"{kernel['name']:<14}{cells}")
 

@@ -157,7 +157,7 @@ fn print_table(rows: &[Row]) {
     }
     println!();
     println!("Per lane element: multiply-adds and all operations.");
-    println!("{:<14}{:>14}{:>14}  {}", "kernel", "madds/elem", "ops/elem", "one pass is");
+    println!("{:<14}{:>14}{:>14}  one pass is", "kernel", "madds/elem", "ops/elem");
     for row in rows {
         println!(
             "{:<14}{:>14.1}{:>14.1}  {}",

@@ -203,8 +203,7 @@ fn decode_kernels_count_and_answer_as_portable() {
 fn miller_step_answers_as_portable() {
     let mut rng = Rng(0x6742);
     let ps = std::array::from_fn(|_| {
-        let words = common::blst_decode_g1(&common::blst_public_key(&rng.scalar())).expect("a key");
-        words
+        common::blst_decode_g1(&common::blst_public_key(&rng.scalar())).expect("a key")
     });
     let hashed = common::hash_to_g2(b"a step");
     let qs = std::array::from_fn(|_| {
