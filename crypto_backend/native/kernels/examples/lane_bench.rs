@@ -3,7 +3,8 @@
 //! the G1/G2 decode pass, on the portable layer and, where this CPU has AVX-512
 //! IFMA, on the IFMA layer, each against blst doing the same work for 8 elements
 //! (8 mul_mont_384 through blst_fp_mul; 8 decompressions with the subgroup check).
-//! It prints medians over rounds and the ratios, all taken in the same run:
+//! It prints medians over rounds, ours and blst's timed in turn within each round,
+//! and their ratios:
 //!
 //!     cargo run --release -p bls_lanes --example lane_bench [-- ROUNDS]
 
@@ -69,18 +70,31 @@ fn median(mut samples: Vec<f64>) -> f64 {
     samples[samples.len() / 2]
 }
 
-/// Median seconds of `run` over `rounds` rounds.
-fn time(rounds: usize, mut run: impl FnMut()) -> f64 {
-    run();
-    median(
-        (0..rounds)
-            .map(|_| {
-                let start = Instant::now();
-                run();
-                start.elapsed().as_secs_f64()
-            })
-            .collect(),
-    )
+/// Median seconds of `ours` and of `theirs` over `rounds` rounds, the two timed in
+/// turn within each round, so that a change of load on the machine hits both, each
+/// after 10 ms of busy scalar work: timed straight after the IFMA kernel, blst's
+/// multiplications took nearly twice as long on this project's Intel host, as if the
+/// core's clock had not recovered yet from the 512-bit code; a 10 ms sleep removed
+/// that but slowed the short decode passes after it (the core idle), so the wait spins.
+fn time_pair(rounds: usize, mut ours: impl FnMut(), mut theirs: impl FnMut()) -> (f64, f64) {
+    ours();
+    theirs();
+    let once = |run: &mut dyn FnMut()| {
+        let wait = Instant::now();
+        let mut spin = 0u64;
+        while wait.elapsed().as_millis() < 10 {
+            spin = black_box(spin.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let start = Instant::now();
+        run();
+        start.elapsed().as_secs_f64()
+    };
+    let (mut a, mut b) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for _ in 0..rounds {
+        a.push(once(&mut ours));
+        b.push(once(&mut theirs));
+    }
+    (median(a), median(b))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -106,31 +120,39 @@ fn main() {
     println!("{:<44}{:>12}{:>12}{:>10}", "", "lanes", "blst x8", "ratio");
     let steps = 20_000;
     for (label, width) in [("dependent chain", 1usize), ("4 independent products per step", 4)] {
-        let blst = time(rounds, || {
-            black_box(blst_mul_steps(steps, width));
-        }) / steps as f64
-            / width as f64;
-        let portable = time(rounds.min(7), || {
-            black_box(MulSteps { steps: steps / 10, width }.run(Portable));
-        }) / (steps / 10) as f64
-            / width as f64;
-        let row = |layer: &str, lanes: f64| {
+        let row = |layer: &str, (lanes, blst): (f64, f64), steps: usize| {
+            let per = |seconds: f64| seconds / steps as f64 / width as f64 * 1e9;
             println!(
                 "{:<44}{:>12.1}{:>12.1}{:>10.2}",
                 format!("{label}, {layer}"),
-                lanes * 1e9,
-                blst * 1e9,
+                per(lanes),
+                per(blst),
                 lanes / blst
             );
         };
-        row("portable", portable);
+        let few = steps / 10;
+        let portable = time_pair(
+            rounds.min(9),
+            || {
+                black_box(MulSteps { steps: few, width }.run(Portable));
+            },
+            || {
+                black_box(blst_mul_steps(few, width));
+            },
+        );
+        row("portable", portable, few);
         #[cfg(target_arch = "x86_64")]
         if let Some(token) = ifma {
-            let lanes = time(rounds, || {
-                black_box(token.run(MulSteps { steps, width }));
-            }) / steps as f64
-                / width as f64;
-            row("ifma", lanes);
+            let pair = time_pair(
+                rounds,
+                || {
+                    black_box(token.run(MulSteps { steps, width }));
+                },
+                || {
+                    black_box(blst_mul_steps(steps, width));
+                },
+            );
+            row("ifma", pair, steps);
         }
     }
 
@@ -142,52 +164,64 @@ fn main() {
     let hashed = common::hash_to_g2(b"lane bench");
     let signatures: [[u8; 96]; 8] =
         std::array::from_fn(|_| common::blst_signature(&rng.scalar(), &hashed));
-    let blst_g1 = time(rounds, || {
+    let blst_g1 = || {
         for key in &keys {
             black_box(common::blst_decode_g1(black_box(key)).expect("a key"));
         }
-    });
-    let blst_g2 = time(rounds, || {
+    };
+    let blst_g2 = || {
         for signature in &signatures {
             black_box(common::blst_decode_g2(black_box(signature)).expect("a point"));
         }
-    });
-    let row = |label: &str, lanes: f64, blst: f64| {
+    };
+    let row = |label: &str, (lanes, blst): (f64, f64)| {
         println!("{:<44}{:>12.1}{:>12.1}{:>10.2}", label, lanes * 1e6, blst * 1e6, lanes / blst);
     };
-    let portable_rounds = rounds.min(5);
+    let portable_rounds = rounds.min(7);
     row(
         "G1 decode, portable",
-        time(portable_rounds, || {
-            black_box(cost::g1_decode_chunk(&keys).run(Portable));
-        }),
-        blst_g1,
+        time_pair(
+            portable_rounds,
+            || {
+                black_box(cost::g1_decode_chunk(&keys).run(Portable));
+            },
+            blst_g1,
+        ),
     );
     #[cfg(target_arch = "x86_64")]
     if let Some(token) = ifma {
         row(
             "G1 decode, ifma",
-            time(rounds, || {
-                black_box(token.run(cost::g1_decode_chunk(&keys)));
-            }),
-            blst_g1,
+            time_pair(
+                rounds,
+                || {
+                    black_box(token.run(cost::g1_decode_chunk(&keys)));
+                },
+                blst_g1,
+            ),
         );
     }
     row(
         "G2 decode, portable",
-        time(portable_rounds, || {
-            black_box(cost::g2_decode_chunk(&signatures).run(Portable));
-        }),
-        blst_g2,
+        time_pair(
+            portable_rounds,
+            || {
+                black_box(cost::g2_decode_chunk(&signatures).run(Portable));
+            },
+            blst_g2,
+        ),
     );
     #[cfg(target_arch = "x86_64")]
     if let Some(token) = ifma {
         row(
             "G2 decode, ifma",
-            time(rounds, || {
-                black_box(token.run(cost::g2_decode_chunk(&signatures)));
-            }),
-            blst_g2,
+            time_pair(
+                rounds,
+                || {
+                    black_box(token.run(cost::g2_decode_chunk(&signatures)));
+                },
+                blst_g2,
+            ),
         );
     }
 }
