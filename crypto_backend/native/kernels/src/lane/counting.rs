@@ -28,9 +28,9 @@
 //!   instead, which may be earlier or later than the true one.
 //!
 //! Latencies (cycles, 512-bit register forms) are LLVM's scheduling models' figures,
-//! read from llvm/llvm-project's main branch as the code search used for this work
-//! stored it (LLVM 21/22 development, 2025): see `LATENCY` for the file and entry
-//! behind each figure. They are the compiler's model, not measurements of ours.
+//! read from llvm/llvm-project at the commits named at `LATENCY`, which also gives
+//! the file and the entry behind each figure. They are the compiler's model of those
+//! CPUs, not measurements of ours.
 
 use super::{Kernel, LaneOps, Portable};
 use std::cell::{Cell, RefCell};
@@ -149,7 +149,12 @@ impl Model {
 /// are in llvm/llvm-project under llvm/; "class" is the SchedWrite class that
 /// lib/Target/X86/X86InstrAVX512.td gives the instruction (vpcmpuq and vpcmpeqq:
 /// SchedWriteVecALU; vpblendmq: SchedWriteVarBlend), "InstRW" an entry of the model
-/// that overrides the class for the named instructions.
+/// that overrides the class for the named instructions. The files as read, by
+/// llvm-project commit: X86ScheduleZnver4.td 02d554c5256b, X86ScheduleZnver5.td
+/// 21c5e93277a0, X86SchedIceLake.td 05c7a784e3c6, X86SchedSapphireRapids.td
+/// 0f792420e664, X86InstrAVX512.td 00f8c4b1b69e; the resources-avx512ifma.s tables:
+/// Znver4 13f976cd41b3, Znver5 4df2a6cda3cb, IceLakeServer 45d17e2243e8,
+/// SapphireRapids 4e3981daf073.
 ///
 /// * vpmadd52luq/huq zmm, every model: llvm-mca's `-instruction-tables` output
 ///   checked in as test/tools/llvm-mca/X86/{Znver4,Znver5,IceLakeServer,
@@ -159,26 +164,33 @@ impl Model {
 /// * Zen 4, lib/Target/X86/X86ScheduleZnver4.td: add/sub WriteVecALUZ 1, and/or
 ///   WriteVecLogicZ 1, shift by immediate InstRW Zn4WriteSHIFTri 1, compare into a
 ///   mask WriteVecALUZ 1, blend by a mask WriteVarBlendZ 1, load `VecLoadLatency`
-///   7, store `StoreLatency` 1.
+///   7 (the model's vector load-to-use figure; its WriteVecLoad entries, in the
+///   part not read, characters 32,000 to 48,000 of 92,000, were not checked), store
+///   `StoreLatency` 1.
 /// * Zen 5, X86ScheduleZnver5.td: add/sub WriteVecALUZ 2, and/or WriteVecLogicZ 2,
 ///   shift by immediate InstRW Zn5WriteSHIFTri 2, compare WriteVecALUZ 2 (its
 ///   InstRW entries name only the masked and the narrower forms), blend InstRW
-///   Zn5WritePBLENDM 2, load `VecLoadLatency` 7, store `StoreLatency` 1.
+///   Zn5WritePBLENDM 2, load `VecLoadLatency` 7, store `StoreLatency` 1 (as for
+///   Zen 4). Parts of this file were not read (about characters 16,000 to 50,000 of
+///   103,000): an InstRW entry there could override a class figure.
 /// * Ice Lake server, X86SchedIceLake.td: add InstRW ICXWriteResGroup9
 ///   (VPADD...Zrr) 1, sub WriteVecALUZ 1, and/or WriteVecLogicZ 1, shift by
 ///   immediate WriteVecShiftImmZ 1, compare InstRW ICXWriteResGroup33
 ///   (VPCMPU(B|D|Q|W)Z rri, VPCMPEQ...Z rr) 4, blend WriteVarBlendZ 2 (the InstRW
 ///   that lists VPBLENDMQ names only its 128/256-bit forms), load InstRW
-///   ICXWriteResGroup121 (VMOVDQU64Zrm) 8, store WriteVecStore 1.
+///   ICXWriteResGroup121 (VMOVDQU64Zrm) 8, store WriteVecStore 1. The InstRW
+///   entries read are those of the file's first 88,000 of 118,000 characters (its
+///   groups run in order of latency, these up to 9).
 /// * Sapphire Rapids, X86SchedSapphireRapids.td: add/sub InstRW SPRWriteResGroup61
 ///   (VP(ADD|SUB)(B|D|Q|W)Zrr, no latency given, so LLVM's default 1), and/or
 ///   WriteVecLogicZ 1, shift by immediate WriteVecShiftImmZ 1, compare WriteVecALUZ
 ///   3, blend WriteVarBlendZ 1, load WriteVecLoadY 8, store WriteVecStore 12 (that
 ///   model's stores are all 12). For the compare, blend, and/or, shift, load and
 ///   store no InstRW entry naming the 512-bit register form was found in the file
-///   (read through, in 16,000-character pages, but not machine-searched), so the
-///   class figures apply; the load and store take the 256-bit class, as the model
-///   has no separate 512-bit one.
+///   (read in 16,000-character pages, all but its first 8,000 characters and 2,000
+///   near 198,000; not machine-searched), so the class figures apply; the load and
+///   store take the 256-bit classes (WriteVecLoadY, WriteVecStoreY are 8 and 12
+///   too).
 const LATENCY: [[u32; KINDS]; MODELS] = [
     // madd lo, hi, add, sub, and, or, shr, shl, cmp, select, load, store, splat
     [4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 7, 1, 0],
