@@ -7,6 +7,7 @@
 //! bytes (`points`): this crate knows nothing of blst or Python, and everything in it
 //! is written once over `lane::LaneOps`.
 
+pub mod cost;
 pub mod curve;
 pub mod decode;
 pub mod dispatch;

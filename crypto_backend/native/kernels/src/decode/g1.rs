@@ -54,10 +54,10 @@ const NOT_IN_G1: &str = "point not in the G1 subgroup";
 const BAD_ENCODING: &str = "bad encoding";
 
 /// x and the sign flag of a compressed point that passed the byte rules.
-type Candidate = (Limbs, bool);
+pub(crate) type Candidate = (Limbs, bool);
 
 /// blst_p1_uncompress's byte rules, then our one-encoding-per-point rule.
-fn read(data: &[u8]) -> Read<G1Words, Candidate> {
+pub(crate) fn read(data: &[u8]) -> Read<G1Words, Candidate> {
     let Ok(bytes) = <&[u8; G1_COMPRESSED]>::try_from(data) else {
         return Read::Done(Err("a G1 point is 48 bytes"));
     };
@@ -75,9 +75,9 @@ fn read(data: &[u8]) -> Read<G1Words, Candidate> {
     Read::Candidate((x, larger))
 }
 
-struct DecodeChunk {
-    xs: [Limbs; 8],
-    larger: u8,
+pub(crate) struct DecodeChunk {
+    pub(crate) xs: [Limbs; 8],
+    pub(crate) larger: u8,
 }
 
 impl Kernel for DecodeChunk {

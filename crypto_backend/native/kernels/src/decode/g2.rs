@@ -89,9 +89,9 @@ const Z_ABS: u128 = 0xd201000000010000;
 const BAD_ENCODING: &str = "bad encoding";
 
 /// x0, x1 and the sign flag of a compressed point that passed the byte rules.
-type Candidate = ([Limbs; 2], bool);
+pub(crate) type Candidate = ([Limbs; 2], bool);
 
-fn read(data: &[u8]) -> Read<G2Words, Candidate> {
+pub(crate) fn read(data: &[u8]) -> Read<G2Words, Candidate> {
     let Ok(bytes) = <&[u8; G2_COMPRESSED]>::try_from(data) else {
         return Read::Done(Err("a G2 point is 96 bytes"));
     };
@@ -110,9 +110,9 @@ fn read(data: &[u8]) -> Read<G2Words, Candidate> {
     Read::Candidate(([x0, x1], larger))
 }
 
-struct DecodeChunk {
-    xs: [[Limbs; 2]; 8],
-    larger: u8,
+pub(crate) struct DecodeChunk {
+    pub(crate) xs: [[Limbs; 2]; 8],
+    pub(crate) larger: u8,
 }
 
 impl Kernel for DecodeChunk {

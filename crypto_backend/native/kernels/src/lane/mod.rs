@@ -53,7 +53,9 @@ pub trait Kernel {
     fn run<O: LaneOps>(self, o: O) -> Self::Output;
 }
 
+pub mod counting;
 mod portable;
+pub use counting::Counting;
 pub use portable::{OneLane, Portable};
 
 #[cfg(target_arch = "x86_64")]

@@ -157,10 +157,10 @@ fn addition_step<O: LaneOps>(
 // instructions. Loads and stores of the state cost little next to a step.
 
 /// One 8-lane Fp element as stored words: `[limb][lane]`.
-type Words = [[u64; 8]; 8];
-type Words2 = [Words; 2];
-type Words12 = [[Words2; 3]; 2];
-type WordsPoint = [Words2; 3];
+pub type Words = [[u64; 8]; 8];
+pub type Words2 = [Words; 2];
+pub type Words12 = [[Words2; 3]; 2];
+pub type WordsPoint = [Words2; 3];
 
 #[inline(always)]
 fn store_fe<O: LaneOps>(o: O, a: &Fe<O>) -> Words {
@@ -224,9 +224,9 @@ fn f12_of<O: LaneOps>(o: O) -> Fp12x8<O> {
 }
 
 /// The 8 pairs in our Montgomery form: xP, yP, xQ, yQ.
-struct Setup {
-    ps: [G1Words; 8],
-    qs: [G2Words; 8],
+pub(crate) struct Setup {
+    pub(crate) ps: [G1Words; 8],
+    pub(crate) qs: [G2Words; 8],
 }
 
 impl Kernel for Setup {
@@ -245,11 +245,11 @@ impl Kernel for Setup {
 
 /// One chunk's doubling step with its line multiplied into the accumulator: one
 /// kernel, so that the line never goes through memory.
-struct Doubling {
-    acc: Words12,
-    t: WordsPoint,
-    xp: Words,
-    yp: Words,
+pub(crate) struct Doubling {
+    pub(crate) acc: Words12,
+    pub(crate) t: WordsPoint,
+    pub(crate) xp: Words,
+    pub(crate) yp: Words,
 }
 
 impl Kernel for Doubling {
@@ -268,13 +268,13 @@ impl Kernel for Doubling {
 }
 
 /// One chunk's addition step with its line multiplied into the accumulator.
-struct Addition {
-    acc: Words12,
-    t: WordsPoint,
-    xq: Words2,
-    yq: Words2,
-    xp: Words,
-    yp: Words,
+pub(crate) struct Addition {
+    pub(crate) acc: Words12,
+    pub(crate) t: WordsPoint,
+    pub(crate) xq: Words2,
+    pub(crate) yq: Words2,
+    pub(crate) xp: Words,
+    pub(crate) yp: Words,
 }
 
 impl Kernel for Addition {
@@ -294,8 +294,8 @@ impl Kernel for Addition {
 }
 
 /// acc^2 (the loop's doubling of the accumulated value).
-struct Square {
-    acc: Words12,
+pub(crate) struct Square {
+    pub(crate) acc: Words12,
 }
 
 impl Kernel for Square {
@@ -325,8 +325,8 @@ impl Kernel for Multiply {
 }
 
 /// blst values in: the stored words of 8 lanes.
-struct Load {
-    values: [Fp12Words; 8],
+pub(crate) struct Load {
+    pub(crate) values: [Fp12Words; 8],
 }
 
 impl Kernel for Load {
