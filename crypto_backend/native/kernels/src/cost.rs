@@ -26,8 +26,9 @@ pub enum FieldOp {
 /// One field operation on eight lanes: Fp operands are `a[0]`, `b[0]` (`a[1]`,
 /// `b[1]` are not read), Fp2 operands are `[c0, c1]`; limbs as `Fpx8::pack` takes
 /// them (Montgomery forms below p). The output has the same shape (`[1]` zero for
-/// Fp). Only the operands an operation reads are loaded, so the counts are the
-/// operation's own plus its loads and stores.
+/// Fp), as the operation leaves it (`unpack_raw`: in [0, 2p), the lazy form, not
+/// made canonical). Only the operands an operation reads are loaded, so the counts
+/// are the operation's own plus its loads and stores.
 pub struct FieldKernel {
     pub op: FieldOp,
     pub a: [[Limbs; 8]; 2],
@@ -42,7 +43,7 @@ impl Kernel for FieldKernel {
         let f = Fpx8::new(o);
         let f2 = Fp2x8::new(o);
         let zero = [[0u64; 8]; 8];
-        let fp = |result: &crate::field::fpx8::Fe<O>| [f.unpack(result), zero];
+        let fp = |result: &crate::field::fpx8::Fe<O>| [f.unpack_raw(result), zero];
         match self.op {
             FieldOp::FpMul => fp(&f.mul(&f.pack(&self.a[0]), &f.pack(&self.b[0]))),
             FieldOp::FpSqr => fp(&f.sqr(&f.pack(&self.a[0]))),
@@ -51,11 +52,11 @@ impl Kernel for FieldKernel {
             FieldOp::Fp2Mul => {
                 let a = [f.pack(&self.a[0]), f.pack(&self.a[1])];
                 let b = [f.pack(&self.b[0]), f.pack(&self.b[1])];
-                f2.mul(&a, &b).map(|c| f.unpack(&c))
+                f2.mul(&a, &b).map(|c| f.unpack_raw(&c))
             }
             FieldOp::Fp2Sqr => {
                 let a = [f.pack(&self.a[0]), f.pack(&self.a[1])];
-                f2.sqr(&a).map(|c| f.unpack(&c))
+                f2.sqr(&a).map(|c| f.unpack_raw(&c))
             }
         }
     }
