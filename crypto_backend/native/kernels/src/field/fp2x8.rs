@@ -39,23 +39,6 @@ impl<O: LaneOps> Fp2x8<O> {
         [f.mul_sum(a0, b0, a1, &f.neg_for_mul(b1)), f.mul_sum(a0, b1, a1, b0)]
     }
 
-    /// The sum of the Fp2 products of `pairs` (at most 3), each coordinate reduced
-    /// once (`Fpx8::sum_of_products`, with -x1 y1 as x1 (4p - y1)).
-    #[inline(always)]
-    pub fn sum_of_products(self, pairs: &[(Fe2<O>, Fe2<O>)]) -> Fe2<O> {
-        let f = self.f;
-        let zero = f.zero();
-        let (mut real, mut imaginary) = ([(zero, zero); 6], [(zero, zero); 6]);
-        for (index, ([x0, x1], [y0, y1])) in pairs.iter().enumerate() {
-            real[2 * index] = (*x0, *y0);
-            real[2 * index + 1] = (*x1, f.neg_for_mul(y1));
-            imaginary[2 * index] = (*x0, *y1);
-            imaginary[2 * index + 1] = (*x1, *y0);
-        }
-        let used = 2 * pairs.len();
-        [f.sum_of_products(&real[..used]), f.sum_of_products(&imaginary[..used])]
-    }
-
     /// (a0 + a1)(a0 - a1) + (2 a0) a1 i: two Fp multiplications, the sums that only
     /// feed them left unreduced (`Fpx8::add_for_mul`).
     #[inline(always)]

@@ -50,32 +50,28 @@ impl<O: LaneOps> Fp6x8<O> {
         [self.mul_by_xi(&a[2]), a[0], a[1]]
     }
 
-    /// Schoolbook over the three coefficients, each a sum of three Fp2 products
-    /// reduced once per Fp coordinate (`Fp2x8::sum_of_products`), v^3 = xi folded
-    /// into b: c0 = a0 b0 + a1 (xi b2) + a2 (xi b1), c1 = a0 b1 + a1 b0 + a2 (xi b2),
-    /// c2 = a0 b2 + a1 b1 + a2 b0. Nine Fp2 products but six reductions and no
-    /// reduced additions but xi's: fewer operations on this IFMA host than
-    /// Karatsuba's six Fp2 multiplications with their fifteen additions.
+    /// Karatsuba over the three coefficients: six Fp2 multiplications.
     #[inline(always)]
     pub fn mul(self, a: &Fe6<O>, b: &Fe6<O>) -> Fe6<O> {
         let f2 = self.f2;
-        let (xi_b1, xi_b2) = (self.mul_by_xi(&b[1]), self.mul_by_xi(&b[2]));
-        [
-            f2.sum_of_products(&[(a[0], b[0]), (a[1], xi_b2), (a[2], xi_b1)]),
-            f2.sum_of_products(&[(a[0], b[1]), (a[1], b[0]), (a[2], xi_b2)]),
-            f2.sum_of_products(&[(a[0], b[2]), (a[1], b[1]), (a[2], b[0])]),
-        ]
+        let t0 = f2.mul(&a[0], &b[0]);
+        let t1 = f2.mul(&a[1], &b[1]);
+        let t2 = f2.mul(&a[2], &b[2]);
+        // (a1 + a2)(b1 + b2) - t1 - t2 = a1 b2 + a2 b1, the v^3 = xi part of c0.
+        let m12 = f2.sub(&f2.sub(&f2.mul(&f2.add(&a[1], &a[2]), &f2.add(&b[1], &b[2])), &t1), &t2);
+        let m01 = f2.sub(&f2.sub(&f2.mul(&f2.add(&a[0], &a[1]), &f2.add(&b[0], &b[1])), &t0), &t1);
+        let m02 = f2.sub(&f2.sub(&f2.mul(&f2.add(&a[0], &a[2]), &f2.add(&b[0], &b[2])), &t0), &t2);
+        [f2.add(&t0, &self.mul_by_xi(&m12)), f2.add(&m01, &self.mul_by_xi(&t2)), f2.add(&m02, &t1)]
     }
 
-    /// a * (b0 + b1 v): the shape of a line's first half, as `mul` with b2 = 0.
+    /// a * (b0 + b1 v): the shape of a line's first half.
     #[inline(always)]
     pub fn mul_by_01(self, a: &Fe6<O>, b0: &Fe2<O>, b1: &Fe2<O>) -> Fe6<O> {
         let f2 = self.f2;
-        let xi_b1 = self.mul_by_xi(b1);
         [
-            f2.sum_of_products(&[(a[0], *b0), (a[2], xi_b1)]),
-            f2.sum_of_products(&[(a[0], *b1), (a[1], *b0)]),
-            f2.sum_of_products(&[(a[1], *b1), (a[2], *b0)]),
+            f2.add(&f2.mul(&a[0], b0), &self.mul_by_xi(&f2.mul(&a[2], b1))),
+            f2.add(&f2.mul(&a[0], b1), &f2.mul(&a[1], b0)),
+            f2.add(&f2.mul(&a[1], b1), &f2.mul(&a[2], b0)),
         ]
     }
 

@@ -291,28 +291,6 @@ impl<O: LaneOps> Fpx8<O> {
         self.montgomery_reduce(t)
     }
 
-    /// The sum of the products of `pairs`, reduced once: in [0, 2p) for factors
-    /// below 4p and at most 6 pairs (the sum is below 96p^2 < pR; column sums below
-    /// 6 * 2^57 + 2^56 < 2^60).
-    #[inline(always)]
-    pub fn sum_of_products(self, pairs: &[(Fe<O>, Fe<O>)]) -> Fe<O> {
-        assert!(pairs.len() <= 6, "at most 6 products keep the bounds");
-        if O::INLINE_FIELD_OPS {
-            self.sum_of_products_inline(pairs)
-        } else {
-            sum_of_products_outlined(self, pairs)
-        }
-    }
-
-    #[inline(always)]
-    fn sum_of_products_inline(self, pairs: &[(Fe<O>, Fe<O>)]) -> Fe<O> {
-        let mut t = [self.o.splat(0); 16];
-        for (a, b) in pairs {
-            self.add_product(&mut t, a, b);
-        }
-        self.montgomery_reduce(t)
-    }
-
     /// a + b for a, b < 2p, not reduced: below 4p, so only for the inputs of `mul`,
     /// `sqr` and `mul_sum` (which take values below 4p), never kept.
     #[inline(always)]
@@ -379,9 +357,8 @@ impl<O: LaneOps> Fpx8<O> {
         self.montgomery_reduce(t)
     }
 
-    /// The 8 reduction rows and the carry pass, for column sums t (each below 2^60)
-    /// of a value T below pR (one product of factors below 2^390, or a sum of a few
-    /// of factors below 4p): the result (T + Mp)/R, M < R, is below 2p.
+    /// The 8 reduction rows and the carry pass, for column sums t of a product
+    /// (each below 2^57) whose value is below 2^780.
     ///
     /// The serial part is the chain of reduction rows (m_i needs column i, which
     /// needs m_(i-1)); each row keeps it short:
@@ -625,26 +602,6 @@ fn mul_sum_outlined<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>, c: &Fe<O>, d: 
             &lanes[2][lane],
             &lanes[3][lane],
         );
-    }
-    f.pack(&out)
-}
-
-/// The one copy of `sum_of_products` that layers with `INLINE_FIELD_OPS` off call,
-/// lane by lane as `mul_outlined`.
-#[inline(never)]
-fn sum_of_products_outlined<O: LaneOps>(f: Fpx8<O>, pairs: &[(Fe<O>, Fe<O>)]) -> Fe<O> {
-    let one_lane = Fpx8::new(OneLane);
-    let mut lanes = [([[0u64; 8]; 8], [[0u64; 8]; 8]); 6];
-    for (slot, (a, b)) in lanes.iter_mut().zip(pairs) {
-        *slot = (f.unpack_raw(a), f.unpack_raw(b));
-    }
-    let mut out = [[0u64; 8]; 8];
-    for lane in 0..8 {
-        let mut lane_pairs = [([0u64; 8], [0u64; 8]); 6];
-        for (slot, (a, b)) in lane_pairs.iter_mut().zip(lanes.iter()) {
-            *slot = (a[lane], b[lane]);
-        }
-        out[lane] = one_lane.sum_of_products_inline(&lane_pairs[..pairs.len()]);
     }
     f.pack(&out)
 }
