@@ -86,6 +86,8 @@ LANE_REFERENCE: dict[str, Callable[[int, int, int], int]] = {
     "or": lambda a, b, c: a | b,
     "shr52": lambda a, b, c: a >> 52,
     "shr63": lambda a, b, c: a >> 63,
+    # The lane read as signed: Python's >> on a negative int rounds down, as sra does.
+    "sra52": lambda a, b, c: ((a - (1 << 64) if a >> 63 else a) >> 52) & U64,
     "shl12": lambda a, b, c: (a << 12) & U64,
     "eq": lambda a, b, c: int(a == b),
     "lt": lambda a, b, c: int(a < b),

@@ -3,6 +3,7 @@
 //! chain of field multiplications to time. Nothing in the kernels calls them.
 
 use crate::dispatch::{self, Kernel, Path};
+use crate::field::fp2x8::Fp2x8;
 use crate::field::fpx8::{self, Fpx8, Limbs};
 use crate::lane::LaneOps;
 use std::hint::black_box;
@@ -18,6 +19,7 @@ pub enum LaneOp {
     Or,
     Shr52,
     Shr63,
+    Sra52,
     Shl12,
     Eq,
     Lt,
@@ -53,6 +55,7 @@ impl Kernel for LaneOpKernel {
                 LaneOp::Or => o.store(o.or(a, b)),
                 LaneOp::Shr52 => o.store(o.shr::<52>(a)),
                 LaneOp::Shr63 => o.store(o.shr::<63>(a)),
+                LaneOp::Sra52 => o.store(o.sra::<52>(a)),
                 LaneOp::Shl12 => o.store(o.shl::<12>(a)),
                 LaneOp::Eq => mask_words(o.eq_mask(a, b)),
                 LaneOp::Lt => mask_words(o.lt_mask(a, b)),
@@ -81,6 +84,7 @@ impl LaneOp {
             "or" => LaneOp::Or,
             "shr52" => LaneOp::Shr52,
             "shr63" => LaneOp::Shr63,
+            "sra52" => LaneOp::Sra52,
             "shl12" => LaneOp::Shl12,
             "eq" => LaneOp::Eq,
             "lt" => LaneOp::Lt,
@@ -194,6 +198,42 @@ impl FieldOp {
             _ => return None,
         })
     }
+}
+
+/// Plain Fp2 elements (c0, c1 of eight lanes each) multiplied on a layer: into
+/// Montgomery form, `Fp2x8::mul`, out of it.
+struct Fp2MulKernel {
+    a: Vec<[[Limbs; 8]; 2]>,
+    b: Vec<[[Limbs; 8]; 2]>,
+}
+
+impl Kernel for Fp2MulKernel {
+    type Output = Vec<[[Limbs; 8]; 2]>;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Self::Output {
+        let f2 = Fp2x8::new(o);
+        let f = f2.f;
+        let element = |x: &[[Limbs; 8]; 2]| x.map(|c| f.to_montgomery(&f.pack(&c)));
+        self.a
+            .iter()
+            .zip(self.b.iter())
+            .map(|(a, b)| {
+                f2.mul(&element(a), &element(b)).map(|c| f.unpack(&f.out_of_montgomery(&c)))
+            })
+            .collect()
+    }
+}
+
+/// The Fp2 products of plain elements below p on `path`; None on `Path::Off` or
+/// without IFMA.
+pub fn fp2_mul_on(
+    path: Path,
+    a: Vec<[[Limbs; 8]; 2]>,
+    b: Vec<[[Limbs; 8]; 2]>,
+) -> Option<Vec<[[Limbs; 8]; 2]>> {
+    assert_eq!(a.len(), b.len(), "field inputs differ in length");
+    dispatch::run_on(path, Fp2MulKernel { a, b })
 }
 
 /// `op` on each pair of 8-lane elements (the raw lane values, Montgomery forms

@@ -109,6 +109,7 @@ fn lane_reference(op: LaneOp, a: u64, b: u64, c: u64) -> u64 {
         LaneOp::Or => a | b,
         LaneOp::Shr52 => a >> 52,
         LaneOp::Shr63 => a >> 63,
+        LaneOp::Sra52 => ((a as i64) >> 52) as u64,
         LaneOp::Shl12 => a << 12,
         LaneOp::Eq => (a == b) as u64,
         LaneOp::Lt => (a < b) as u64,
@@ -152,6 +153,7 @@ fn lane_operations_keep_their_definitions() {
         LaneOp::Or,
         LaneOp::Shr52,
         LaneOp::Shr63,
+        LaneOp::Sra52,
         LaneOp::Shl12,
         LaneOp::Eq,
         LaneOp::Lt,
@@ -458,5 +460,76 @@ fn lazy_chains_match_blst() {
             }
         }
         assert!(saw_upper_half, "the chains never left [0, p): they test nothing lazy");
+    }
+}
+
+/// An Fp2 element's coordinates as plain integers below p.
+type PlainFp2 = [[u64; 6]; 2];
+
+/// Fp2 products against blst's on edge coordinates (0, 1, p - 1, in every pairing of
+/// both operands, so that a0b0 - a1b1 and the Karatsuba difference take their
+/// extremes) and random ones.
+#[test]
+fn fp2_multiplication_matches_blst() {
+    let mut p_minus_1 = P_WORDS;
+    p_minus_1[0] -= 1;
+    let edges = [[0u64; 6], [1, 0, 0, 0, 0, 0], p_minus_1];
+    let mut rng = Rng(0xf922);
+    let mut pairs: Vec<(PlainFp2, PlainFp2)> = Vec::new();
+    for a0 in edges {
+        for a1 in edges {
+            for b0 in edges {
+                for b1 in edges {
+                    pairs.push(([a0, a1], [b0, b1]));
+                }
+            }
+        }
+    }
+    while !pairs.len().is_multiple_of(8) || pairs.len() < 160 {
+        pairs.push(([rng.below_p(), rng.below_p()], [rng.below_p(), rng.below_p()]));
+    }
+    let groups = |side: usize| -> Vec<[[Limbs; 8]; 2]> {
+        pairs
+            .chunks(8)
+            .map(|chunk| {
+                let of = |c: usize| -> [Limbs; 8] {
+                    std::array::from_fn(|lane| {
+                        let (a, b) = &chunk[lane];
+                        limbs_from_words(if side == 0 { &a[c] } else { &b[c] })
+                    })
+                };
+                [of(0), of(1)]
+            })
+            .collect()
+    };
+    for path in common::layers() {
+        let got = probe::fp2_mul_on(path, groups(0), groups(1)).expect("a layer");
+        for (index, (a, b)) in pairs.iter().enumerate() {
+            let fp2 = |x: &PlainFp2| {
+                let mut out = blst_fp2::default();
+                // SAFETY: live field elements and six-word buffers.
+                unsafe {
+                    blst_fp_from_uint64(&mut out.fp[0], x[0].as_ptr());
+                    blst_fp_from_uint64(&mut out.fp[1], x[1].as_ptr());
+                }
+                out
+            };
+            let mut product = blst_fp2::default();
+            let mut want = [[0u64; 6]; 2];
+            // SAFETY: live Fp2 elements and six-word buffers.
+            unsafe {
+                blst_fp2_mul(&mut product, &fp2(a), &fp2(b));
+                blst_uint64_from_fp(want[0].as_mut_ptr(), &product.fp[0]);
+                blst_uint64_from_fp(want[1].as_mut_ptr(), &product.fp[1]);
+            }
+            let (group, lane) = (index / 8, index % 8);
+            for c in 0..2 {
+                assert_eq!(
+                    words_from_limbs(&got[group][c][lane]),
+                    want[c],
+                    "{path:?} {index} c{c}"
+                );
+            }
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! `fpx8` keeps it.
 
 use crate::field::fpx8::{self, Fe, FieldOps, Fpx8, Limbs, Multiplicative};
-use crate::lane::LaneOps;
+use crate::lane::{LaneOps, OneLane};
 
 pub type Fe2<O> = [Fe<O>; 2];
 
@@ -28,15 +28,43 @@ impl<O: LaneOps> Fp2x8<O> {
         [self.f.one(), self.f.zero()]
     }
 
-    /// (a0 b0 - a1 b1) + (a0 b1 + a1 b0) i as two sums of two products, each sum
-    /// reduced once (`Fpx8::mul_sum`), -a1 b1 as a1 (4p - b1): four 8x8 products
-    /// and two reductions, no reduced addition or subtraction (on this IFMA host
-    /// fewer operations than Karatsuba's three products, three reductions and five
-    /// reduced additions and subtractions).
+    /// (a0 b0 - a1 b1) + (a0 b1 + a1 b0) i: three 8x8 products and two reductions,
+    /// no reduced addition or subtraction (`mul_inline`).
     #[inline(always)]
-    pub fn mul(self, [a0, a1]: &Fe2<O>, [b0, b1]: &Fe2<O>) -> Fe2<O> {
-        let f = self.f;
-        [f.mul_sum(a0, b0, a1, &f.neg_for_mul(b1)), f.mul_sum(a0, b1, a1, b0)]
+    pub fn mul(self, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+        if O::INLINE_FIELD_OPS {
+            self.mul_inline(a, b)
+        } else {
+            mul_outlined(self, a, b)
+        }
+    }
+
+    /// Karatsuba on unreduced products: a0b0, a1b1 and (a0 + a1)(b0 + b1), three
+    /// products where two sums of two products take four (the multiply-adds are
+    /// what the IFMA kernels are bound by: docs/performance.md's cost report), then
+    /// a0b0 - a1b1 + 4p^2 and (a0 + a1)(b0 + b1) - a0b0 - a1b1 (exactly
+    /// a0b1 + a1b0: the sums are not reduced) formed column by column, each reduced
+    /// once. Columns of a difference may be negative; the reduction's carries are
+    /// arithmetic shifts, and both wholes are in [0, 8p^2) for coordinates below 2p.
+    /// In place, so that at most two wide values are live: with three, the spills
+    /// made the G2 decode kernel 60% slower on an Intel IFMA host.
+    #[inline(always)]
+    fn mul_inline(self, [a0, a1]: &Fe2<O>, [b0, b1]: &Fe2<O>) -> Fe2<O> {
+        let (f, o) = (self.f, self.f.o);
+        let bias = fpx8::FOUR_P_SQUARED;
+        let mut t0 = [o.splat(0); 16];
+        f.add_product(&mut t0, a0, b0);
+        let mut t1 = [o.splat(0); 16];
+        f.add_product(&mut t1, a1, b1);
+        // t0 becomes a0b0 - a1b1 + 4p^2, t1 becomes -(a0b0 + a1b1).
+        for k in 0..16 {
+            let sum = o.add(t0[k], t1[k]);
+            t0[k] = o.add(o.sub(t0[k], t1[k]), o.splat(bias[k]));
+            t1[k] = o.sub(o.splat(0), sum);
+        }
+        let real = f.montgomery_reduce(t0);
+        f.add_product(&mut t1, &f.add_for_mul(a0, a1), &f.add_for_mul(b0, b1));
+        [real, f.montgomery_reduce(t1)]
     }
 
     /// (a0 + a1)(a0 - a1) + (2 a0) a1 i: two Fp multiplications, the sums that only
@@ -120,6 +148,26 @@ impl<O: LaneOps> Fp2x8<O> {
     pub fn pow_public(self, a: &Fe2<O>, exponent: &[u64]) -> Fe2<O> {
         fpx8::pow_public(self, a, exponent)
     }
+}
+
+/// The one copy of the Fp2 multiplication that layers with `INLINE_FIELD_OPS` off
+/// call: the same algorithm lane by lane (as `fpx8`'s outlined multiplication).
+#[inline(never)]
+fn mul_outlined<O: LaneOps>(field: Fp2x8<O>, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+    let f = field.f;
+    let lanes = |x: &Fe2<O>| [f.unpack_raw(&x[0]), f.unpack_raw(&x[1])];
+    let (a_lanes, b_lanes) = (lanes(a), lanes(b));
+    let one_lane = Fp2x8::new(OneLane);
+    let mut out = [[[0u64; 8]; 8]; 2];
+    for lane in 0..8 {
+        let product = one_lane.mul_inline(
+            &[a_lanes[0][lane], a_lanes[1][lane]],
+            &[b_lanes[0][lane], b_lanes[1][lane]],
+        );
+        out[0][lane] = product[0];
+        out[1][lane] = product[1];
+    }
+    [f.pack(&out[0]), f.pack(&out[1])]
 }
 
 impl<O: LaneOps> Multiplicative for Fp2x8<O> {

@@ -67,6 +67,31 @@ pub type Fe<O> = [<O as LaneOps>::V; 8];
 pub type Limbs = [u64; 8];
 
 /// p, the base field modulus.
+/// A double-width value, a product or sum of products before its Montgomery
+/// reduction: 16 column sums (column k of weight 2^(52k)).
+pub type Wide<O> = [<O as LaneOps>::V; 16];
+
+/// 4p^2 in 16 columns of 52 bits: added to a0b0 - a1b1 (factors below 2p) it keeps
+/// the whole non-negative, below 8p^2, and congruent (`fp2x8`'s multiplication).
+pub const FOUR_P_SQUARED: [u64; 16] = [
+    0x8000071c638e4,
+    0x75d8e0baac9aa,
+    0x844f3f5f3b5ac,
+    0xdd0c58b0ce0d8,
+    0x59afe47b4f9c6,
+    0xba16a1c246812,
+    0x672186171eca4,
+    0x25e3bc0475a18,
+    0x729bbd4c524cc,
+    0x414298b3f45b7,
+    0xb967924d27a2f,
+    0x439439c11ad19,
+    0xa88bc97a78b72,
+    0xd7f1d2f49e3a,
+    0xa90de92e3,
+    0x0,
+];
+
 pub const P: Limbs = [
     0xeffffffffaaab,
     0xfeb153ffffb9f,
@@ -258,7 +283,7 @@ impl<O: LaneOps> Fpx8<O> {
 
     /// The 8x8 product's column sums added into t (column k: weight 2^(52k)).
     #[inline(always)]
-    fn add_product(self, t: &mut [O::V; 16], a: &Fe<O>, b: &Fe<O>) {
+    pub(crate) fn add_product(self, t: &mut Wide<O>, a: &Fe<O>, b: &Fe<O>) {
         let o = self.o;
         unrolled!(i => {
             unrolled!(j => {
@@ -368,7 +393,7 @@ impl<O: LaneOps> Fpx8<O> {
     /// - column i+1, which the next m needs, gets hi(m*p_0) and lo(m*p_1) in two
     ///   independent multiply-adds (one into the carry), summed once.
     #[inline(always)]
-    fn montgomery_reduce(self, mut t: [O::V; 16]) -> Fe<O> {
+    pub(crate) fn montgomery_reduce(self, mut t: Wide<O>) -> Fe<O> {
         let o = self.o;
         let zero = o.splat(0);
         let mask = o.splat(MASK52);
@@ -377,7 +402,8 @@ impl<O: LaneOps> Fpx8<O> {
         unrolled!(i => {
             // m makes column i divisible by 2^52 (only its low 52 bits count).
             let m = o.madd52lo(zero, t[i], p_inv_neg);
-            let carry = o.shr::<52>(o.add(t[i], mask));
+            // Arithmetic: a column of a difference of products may be negative.
+            let carry = o.sra::<52>(o.add(t[i], mask));
             let low = o.madd52lo(carry, m, p[1]);
             t[i + 1] = o.add(o.madd52hi(t[i + 1], m, p[0]), low);
             unrolled!(j => {
@@ -409,7 +435,8 @@ impl<O: LaneOps> Fpx8<O> {
         let o = self.o;
         let mask = o.splat(MASK52);
         for j in 0..7 {
-            t[j + 1] = o.add(t[j + 1], o.shr::<52>(t[j]));
+            // Arithmetic, so that a negative limb (of a non-negative whole) borrows.
+            t[j + 1] = o.add(t[j + 1], o.sra::<52>(t[j]));
             t[j] = o.and(t[j], mask);
         }
         t

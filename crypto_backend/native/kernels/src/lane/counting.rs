@@ -50,7 +50,8 @@ pub enum OpKind {
     And,
     /// vporq
     Or,
-    /// vpsrlq by an immediate
+    /// vpsrlq or vpsraq by an immediate (one class in the LLVM models read:
+    /// immediate vector shifts)
     Shr,
     /// vpsllq by an immediate
     Shl,
@@ -376,6 +377,10 @@ impl LaneOps for Counting {
     #[inline(never)]
     fn shr<const N: u32>(self, a: Tracked) -> Tracked {
         apply(OpKind::Shr, [a], |[a]| Portable.shr::<N>(a))
+    }
+    #[inline(never)]
+    fn sra<const N: u32>(self, a: Tracked) -> Tracked {
+        apply(OpKind::Shr, [a], |[a]| Portable.sra::<N>(a))
     }
     #[inline(never)]
     fn shl<const N: u32>(self, a: Tracked) -> Tracked {

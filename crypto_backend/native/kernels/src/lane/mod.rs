@@ -35,6 +35,9 @@ pub trait LaneOps: Copy {
     fn madd52hi(self, acc: Self::V, b: Self::V, c: Self::V) -> Self::V;
     /// Logical shift right by N (N < 64).
     fn shr<const N: u32>(self, a: Self::V) -> Self::V;
+    /// Arithmetic shift right by N (N < 64): the sign bit fills in, so a lane read as
+    /// a signed 64-bit number is divided by 2^N rounding down.
+    fn sra<const N: u32>(self, a: Self::V) -> Self::V;
     /// Shift left by N (N < 64).
     fn shl<const N: u32>(self, a: Self::V) -> Self::V;
     /// Lanes where a == b.

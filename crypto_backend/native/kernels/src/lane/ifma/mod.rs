@@ -88,6 +88,10 @@ impl LaneOps for Ifma {
         unsafe { _mm512_srli_epi64::<N>(a) }
     }
     #[inline(always)]
+    fn sra<const N: u32>(self, a: __m512i) -> __m512i {
+        unsafe { _mm512_srai_epi64::<N>(a) }
+    }
+    #[inline(always)]
     fn shl<const N: u32>(self, a: __m512i) -> __m512i {
         unsafe { _mm512_slli_epi64::<N>(a) }
     }

@@ -84,6 +84,10 @@ impl LaneOps for Portable {
         a.map(|x| x >> N)
     }
     #[inline(always)]
+    fn sra<const N: u32>(self, a: [u64; 8]) -> [u64; 8] {
+        a.map(|x| ((x as i64) >> N) as u64)
+    }
+    #[inline(always)]
     fn shl<const N: u32>(self, a: [u64; 8]) -> [u64; 8] {
         a.map(|x| x << N)
     }
@@ -163,6 +167,10 @@ impl LaneOps for OneLane {
     #[inline(always)]
     fn shr<const N: u32>(self, a: u64) -> u64 {
         a >> N
+    }
+    #[inline(always)]
+    fn sra<const N: u32>(self, a: u64) -> u64 {
+        ((a as i64) >> N) as u64
     }
     #[inline(always)]
     fn shl<const N: u32>(self, a: u64) -> u64 {
