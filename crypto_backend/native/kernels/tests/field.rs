@@ -195,16 +195,7 @@ fn the_benchmark_chains_multiply_by_three() {
 
 // -- the lazy representation: values in [0, 2p) -------------------------------------
 
-const P_LIMBS: Limbs = [
-    0xeffffffffaaab,
-    0xfeb153ffffb9f,
-    0x6b0f6241eabff,
-    0x12bf6730d2a0f,
-    0x764774b84f385,
-    0x1ba7b6434bacd,
-    0x1ea397fe69a4b,
-    0x1a011,
-];
+use bls_lanes::field::fpx8::P as P_LIMBS;
 
 /// x + k*p limb by limb with carries (52-bit limbs).
 fn plus_multiple_of_p(x: &Limbs, k: u64) -> Limbs {
