@@ -212,16 +212,26 @@ impl Kernel for Fp2MulKernel {
 
     #[inline(always)]
     fn run<O: LaneOps>(self, o: O) -> Self::Output {
+        // Loops, no closures over lane values: a closure LLVM leaves out of line is
+        // compiled without the IFMA features (see `lane::Ifma::run`).
         let f2 = Fp2x8::new(o);
         let f = f2.f;
-        let element = |x: &[[Limbs; 8]; 2]| x.map(|c| f.to_montgomery(&f.pack(&c)));
-        self.a
-            .iter()
-            .zip(self.b.iter())
-            .map(|(a, b)| {
-                f2.mul(&element(a), &element(b)).map(|c| f.unpack(&f.out_of_montgomery(&c)))
-            })
-            .collect()
+        let mut out = Vec::with_capacity(self.a.len());
+        for (a, b) in self.a.iter().zip(self.b.iter()) {
+            let mut x = [f.zero(), f.zero()];
+            let mut y = [f.zero(), f.zero()];
+            for c in 0..2 {
+                x[c] = f.to_montgomery(&f.pack(&a[c]));
+                y[c] = f.to_montgomery(&f.pack(&b[c]));
+            }
+            let product = f2.mul(&x, &y);
+            let mut plain = [[[0u64; 8]; 8]; 2];
+            for c in 0..2 {
+                plain[c] = f.unpack(&f.out_of_montgomery(&product[c]));
+            }
+            out.push(plain);
+        }
+        out
     }
 }
 
@@ -301,17 +311,23 @@ impl Kernel for MulIndependent {
 
     #[inline(always)]
     fn run<O: LaneOps>(self, o: O) -> Self::Output {
+        // Loops, no closures over lane values (see `Fp2MulKernel`).
         let f = Fpx8::new(o);
         let factor = f.to_montgomery(&f.constant(&[3, 0, 0, 0, 0, 0, 0, 0]));
-        let mut accs: [_; INDEPENDENT_CHAINS] = std::array::from_fn(|i| {
-            f.to_montgomery(&f.constant(&[i as u64 + 1, 0, 0, 0, 0, 0, 0, 0]))
-        });
+        let mut accs = [f.zero(); INDEPENDENT_CHAINS];
+        for (i, acc) in accs.iter_mut().enumerate() {
+            *acc = f.to_montgomery(&f.constant(&[i as u64 + 1, 0, 0, 0, 0, 0, 0, 0]));
+        }
         for _ in 0..self.iterations {
             for acc in accs.iter_mut() {
                 *acc = f.mul(&black_box(*acc), &factor);
             }
         }
-        accs.map(|acc| f.unpack(&acc))
+        let mut out = [[[0u64; 8]; 8]; INDEPENDENT_CHAINS];
+        for (slot, acc) in out.iter_mut().zip(accs.iter()) {
+            *slot = f.unpack(acc);
+        }
+        out
     }
 }
 

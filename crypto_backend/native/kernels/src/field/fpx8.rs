@@ -216,7 +216,13 @@ impl<O: LaneOps> Fpx8<O> {
 
     #[inline(always)]
     pub fn constant(self, limbs: &Limbs) -> Fe<O> {
-        limbs.map(|limb| self.o.splat(limb))
+        // A loop, not `map` with a closure: LLVM may leave the closure out of line,
+        // and there the intrinsic is compiled without the IFMA features.
+        let mut out = [self.o.splat(0); 8];
+        for (slot, limb) in out.iter_mut().zip(limbs.iter()) {
+            *slot = self.o.splat(*limb);
+        }
+        out
     }
 
     #[inline(always)]
