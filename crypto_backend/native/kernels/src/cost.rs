@@ -9,7 +9,7 @@ use crate::field::fp2x8::Fp2x8;
 use crate::field::fpx8::{Fpx8, Limbs};
 use crate::lane::{Kernel, LaneOps};
 use crate::miller::{self, Words, Words12, Words2, WordsPoint};
-use crate::mul::{g1 as mul_g1, g2 as mul_g2, Table};
+use crate::mul::{self, Table};
 use crate::points::{Fp12Words, G1Words, G2Words, G1_COMPRESSED, G2_COMPRESSED};
 
 /// An 8-lane field operation.
@@ -93,54 +93,14 @@ pub fn g2_decode_chunk(
     }
 }
 
-struct PublicKeys<'a> {
-    scalars: &'a [[u64; 4]; 8],
-}
-
-impl Kernel for PublicKeys<'_> {
-    type Output = [[u8; 48]; 8];
-
-    #[inline(always)]
-    fn run<O: LaneOps>(self, o: O) -> [[u8; 48]; 8] {
-        mul_g1::public_keys(o, self.scalars)
-    }
-}
-
 /// One pass of the public keys' kernel (`mul::public_keys_on`).
 pub fn public_keys(scalars: &[[u64; 4]; 8]) -> impl Kernel<Output = [[u8; 48]; 8]> + '_ {
-    PublicKeys { scalars }
-}
-
-struct WindowTable<'a> {
-    uncompressed: &'a [u8; 192],
-}
-
-impl Kernel for WindowTable<'_> {
-    type Output = Table;
-
-    #[inline(always)]
-    fn run<O: LaneOps>(self, o: O) -> Table {
-        mul_g2::window_table(o, self.uncompressed)
-    }
+    mul::PublicKeys { scalars }
 }
 
 /// The signatures' table of one hashed message (`mul::window_table_on`).
 pub fn window_table(uncompressed: &[u8; 192]) -> impl Kernel<Output = Table> + '_ {
-    WindowTable { uncompressed }
-}
-
-struct Signatures<'a> {
-    table: &'a Table,
-    scalars: &'a mut [[u64; 4]; 8],
-}
-
-impl Kernel for Signatures<'_> {
-    type Output = [[u8; 96]; 8];
-
-    #[inline(always)]
-    fn run<O: LaneOps>(self, o: O) -> [[u8; 96]; 8] {
-        mul_g2::signatures(o, self.table, self.scalars)
-    }
+    mul::WindowTable { uncompressed }
 }
 
 /// One pass of the signatures' kernel (`mul::signatures_on`); it splits the scalars
@@ -149,7 +109,7 @@ pub fn signatures<'a>(
     table: &'a Table,
     scalars: &'a mut [[u64; 4]; 8],
 ) -> impl Kernel<Output = [[u8; 96]; 8]> + 'a {
-    Signatures { table, scalars }
+    mul::Signatures { table, scalars }
 }
 
 /// The Miller loop's setup of one chunk: (xp, yp, xq, yq) in the kernels' words.

@@ -11,8 +11,8 @@ use crate::dispatch::{self, Kernel, Path};
 use crate::lane::LaneOps;
 pub use g2::Table;
 
-struct PublicKeys<'a> {
-    scalars: &'a [[u64; 4]; 8],
+pub(crate) struct PublicKeys<'a> {
+    pub(crate) scalars: &'a [[u64; 4]; 8],
 }
 
 impl Kernel for PublicKeys<'_> {
@@ -30,8 +30,8 @@ pub fn public_keys_on(path: Path, scalars: &[[u64; 4]; 8]) -> Option<[[u8; 48]; 
     dispatch::run_on(path, PublicKeys { scalars })
 }
 
-struct WindowTable<'a> {
-    uncompressed: &'a [u8; 192],
+pub(crate) struct WindowTable<'a> {
+    pub(crate) uncompressed: &'a [u8; 192],
 }
 
 impl Kernel for WindowTable<'_> {
@@ -49,9 +49,9 @@ pub fn window_table_on(path: Path, uncompressed: &[u8; 192]) -> Option<Table> {
     dispatch::run_on(path, WindowTable { uncompressed })
 }
 
-struct Signatures<'a> {
-    table: &'a Table,
-    scalars: &'a mut [[u64; 4]; 8],
+pub(crate) struct Signatures<'a> {
+    pub(crate) table: &'a Table,
+    pub(crate) scalars: &'a mut [[u64; 4]; 8],
 }
 
 impl Kernel for Signatures<'_> {
