@@ -143,7 +143,7 @@ impl<O: LaneOps> Fp2x8<O> {
             | (!c1_zero & f.gt_mask(&plain[1], &fpx8::HALF_P))
     }
 
-    /// a^e for a public exponent (little-endian words), fixed 4-bit windows.
+    /// a^e for a public exponent (little-endian words), sliding windows (`fpx8::pow_public`).
     #[inline(always)]
     pub fn pow_public(self, a: &Fe2<O>, exponent: &[u64]) -> Fe2<O> {
         fpx8::pow_public(self, a, exponent)
