@@ -1,7 +1,7 @@
 //! Jacobian points on y^2 = x^3 + b over any 8-lane field (Fp for G1, Fp2 for G2),
 //! for the subgroup checks of the decompression kernels: doubling, mixed addition
 //! with the lanes where its formula does not apply, multiplication by a public
-//! scalar, and comparison with an affine point. Not constant time in the scalar
+//! scalar (of an affine or a Jacobian point), and comparison with an affine point. Not constant time in the scalar
 //! (its bits are public constants) and incomplete: callers treat flagged lanes as
 //! undecided.
 
@@ -70,6 +70,22 @@ pub fn multiply<F: FieldOps>(
         }
     }
     (q, exceptional)
+}
+
+/// [k]Q for a Jacobian Q = (X, Y, Z) at the price of [k] of an affine point: Q is the
+/// affine point (X, Y) of the curve y^2 = x^3 + b Z^6, isomorphic by
+/// (x, y) -> (Z^2 x, Z^3 y), and the a = 0 formulas never read b, so `multiply`'s
+/// chain (mixed additions) runs there; its result (X', Y', Z') is (X', Y', Z' Z)
+/// here. Lanes where Q is the identity (Z = 0, where that curve is singular) are
+/// flagged with `multiply`'s.
+#[inline(always)]
+pub fn multiply_jacobian<F: FieldOps>(
+    f: F,
+    (x, y, z): &Jacobian<F::Element>,
+    k: u128,
+) -> (Jacobian<F::Element>, u8) {
+    let ((x3, y3, z3), exceptional) = multiply(f, x, y, k);
+    ((x3, y3, f.mul(&z3, z)), exceptional | f.is_zero_mask(z))
 }
 
 /// Lanes where Jacobian Q equals the affine point (x, y) (Q not the identity).

@@ -45,8 +45,10 @@ const BETA: Limbs = [
     0xd9dd9cc172747,
     0x7d91,
 ];
-/// z^2 for z = -0xd201000000010000 (public: its bits steer the chain).
-const Z_SQUARED: u128 = 0xac45a4010001a4020000000100000000;
+/// |z| for z = -0xd201000000010000 (public: its bits steer the chains). [z^2]P is
+/// computed as [|z|]([|z|]P): 126 doublings and 10 mixed additions (z has 6 bits
+/// set), where one chain of z^2 (17 bits set) takes 127 and 16.
+const Z_ABS: u128 = 0xd201000000010000;
 
 const NOT_ON_CURVE: &str = "point not on the curve";
 const NOT_IN_GROUP: &str = "point not in the subgroup";
@@ -123,7 +125,9 @@ fn decode_kernel<O: LaneOps>(f: Fpx8<O>, xs: &[Limbs; 8], want_larger: u8) -> [L
 /// (lanes where sigma(P) == -[z^2]P, lanes left undecided) for affine P on the curve.
 #[inline(always)]
 fn subgroup_masks<O: LaneOps>(f: Fpx8<O>, x: &Fe<O>, y: &Fe<O>) -> (u8, u8) {
-    let (q, exceptional) = jacobian::multiply(f, x, y, Z_SQUARED);
+    let (z_p, exceptional_first) = jacobian::multiply(f, x, y, Z_ABS);
+    let (q, exceptional_second) = jacobian::multiply_jacobian(f, &z_p, Z_ABS);
+    let exceptional = exceptional_first | exceptional_second;
     // -[z^2]P == sigma(P) = (beta x, y)  <=>  [z^2]P == (beta x, -y)
     let in_g1 = jacobian::equals_affine(f, &q, &f.mul(x, &f.constant(&BETA)), &f.neg(y));
     (in_g1, exceptional)
