@@ -201,6 +201,40 @@ def test_keys_that_cancel_sum_to_the_identity_on_both_backends() -> None:
     )
 
 
+@pytest.mark.parametrize("length", [1, 2, 3, 15, 16, 17, 31, 33, 64, 129])
+def test_sums_with_repeats_cancellations_and_identities_equal_the_summed_secret(
+    length: int,
+) -> None:
+    """aggregate and eth_aggregate_pubkeys against sign and sk_to_pk of the summed
+    secret, on lists across the lengths where blst's batch addition changes shape
+    (from 16 points it adds in a tree), with repeated entries (doublings inside the
+    tree), an entry and its negation (P + (-P)), and, among the signatures, the
+    identity; on both backends."""
+    rng = random.Random(f"sums {length}")
+    pool = [secret(rng) for _ in range(max(1, length // 3))]
+    secrets = [rng.choice(pool) for _ in range(length)]
+    if length >= 3:
+        secrets[1] = CURVE_ORDER - secrets[0]
+        secrets[2] = secrets[0]
+    message = rng.randbytes(32)
+    keys = [crypto_backend.sk_to_pk(sk) for sk in secrets]
+    signatures = [crypto_backend.sign(sk, message) for sk in secrets]
+    signed = list(secrets)
+    if length >= 15:
+        signatures[length // 2] = crypto_backend.G2_POINT_AT_INFINITY
+        signed[length // 2] = 0
+    key_total = sum(secrets) % CURVE_ORDER
+    signature_total = sum(signed) % CURVE_ORDER
+    want_key = crypto_backend.sk_to_pk(key_total) if key_total else (
+        crypto_backend.G1_POINT_AT_INFINITY
+    )
+    want_signature = crypto_backend.sign(signature_total, message) if signature_total else (
+        crypto_backend.G2_POINT_AT_INFINITY
+    )
+    assert agree(lambda: crypto_backend.aggregate(signatures)) == want_signature
+    assert agree(lambda: crypto_backend.eth_aggregate_pubkeys(keys)) == want_key
+
+
 # -- verification at 1 to 17 signers ---------------------------------------------
 
 
