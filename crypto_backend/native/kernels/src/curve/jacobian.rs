@@ -1,9 +1,9 @@
 //! Jacobian points on y^2 = x^3 + b over any 8-lane field (Fp for G1, Fp2 for G2),
 //! for the subgroup checks of the decompression kernels: doubling, mixed addition
 //! with the lanes where its formula does not apply, multiplication by a public
-//! scalar (of an affine or a Jacobian point), and comparison with an affine point. Not constant time in the scalar
-//! (its bits are public constants) and incomplete: callers treat flagged lanes as
-//! undecided.
+//! scalar (of an affine or a Jacobian point), and comparison with an affine point.
+//! Not constant time in the scalar (its bits are public constants) and incomplete:
+//! callers treat flagged lanes as undecided.
 
 use crate::field::fpx8::FieldOps;
 
