@@ -12,6 +12,7 @@ pub mod curve;
 pub mod decode;
 pub mod dispatch;
 pub mod field;
+pub mod hash;
 pub mod lane;
 pub mod miller;
 pub mod mul;

@@ -5,6 +5,7 @@
 use crate::cache::KeyCache;
 use crate::curve::{self, G1Affine, G2Affine, DST, PUBKEY_LENGTH, SIGNATURE_LENGTH};
 use crate::decode;
+use crate::hash;
 use crate::pairing;
 use std::collections::HashMap;
 
@@ -91,17 +92,22 @@ pub fn aggregate_verify(
     let Ok(signature) = decode::g2_one(signature) else {
         return false;
     };
-    let mut hashes: HashMap<&[u8], G2Affine> = HashMap::new();
+    // Each distinct message hashed once, all of them at once (`hash`: eight a pass on
+    // a SIMD path).
+    let mut distinct: HashMap<&[u8], usize> = HashMap::new();
+    let mut order: Vec<&[u8]> = Vec::new();
+    for message in messages {
+        distinct.entry(message).or_insert_with(|| {
+            order.push(message);
+            order.len() - 1
+        });
+    }
+    let hashes = hash::hash_many_to_g2(&order, DST);
     let pairs: Vec<(G1Affine, G2Affine)> = points
         .iter()
         .flatten()
         .zip(messages)
-        .map(|(point, message)| {
-            let hashed = *hashes
-                .entry(message)
-                .or_insert_with(|| curve::g2_to_affine(&curve::hash_to_g2(message, DST)));
-            (*point, hashed)
-        })
+        .map(|(point, message)| (*point, hashes[distinct[message]]))
         .collect();
     pairing::pairings_equal_signature(&pairs, &signature)
 }

@@ -166,6 +166,26 @@ pub fn g2_to_affine(point: &G2) -> G2Affine {
     out
 }
 
+/// Many points made affine with one shared inversion (blst's batch conversion, which
+/// multiplies every Z together: an identity, Z = 0, is left out of it and given
+/// blst's all-zero affine identity).
+pub fn g2s_to_affine(points: &[G2]) -> Vec<G2Affine> {
+    let mut out = vec![G2Affine::default(); points.len()];
+    let finite: Vec<usize> = (0..points.len()).filter(|i| !g2_is_identity(&points[*i])).collect();
+    if finite.is_empty() {
+        return out;
+    }
+    let pointers: Vec<*const G2> = finite.iter().map(|i| &points[*i] as *const _).collect();
+    let mut affine = vec![G2Affine::default(); finite.len()];
+    // SAFETY: `pointers` holds `finite.len()` pointers to live points and `affine` has
+    // room for as many affine points.
+    unsafe { blst_p2s_to_affine(affine.as_mut_ptr(), pointers.as_ptr(), pointers.len()) };
+    for (index, point) in finite.into_iter().zip(affine) {
+        out[index] = point;
+    }
+    out
+}
+
 pub fn g1_from_affine(point: &G1Affine) -> G1 {
     let mut out = G1::default();
     // SAFETY: as above.

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod ciphersuite;
 pub mod curve;
 pub mod decode;
+pub mod hash;
 pub mod pairing;
 pub mod probe;
 pub mod sign;

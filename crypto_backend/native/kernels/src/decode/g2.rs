@@ -14,7 +14,7 @@ use super::{read_flags, sign_mask, Counters, Decoded, Decoder, Flags, Lane, Read
 use crate::curve::jacobian;
 use crate::dispatch::{Kernel, Path};
 use crate::field::fp2x8::{Fe2, Fp2x8};
-use crate::field::fpx8::{self, Limbs};
+use crate::field::fpx8::{self, Fe, Limbs};
 use crate::lane::LaneOps;
 use crate::points::{Fp2Words, G2Words, G2_COMPRESSED};
 
@@ -125,19 +125,31 @@ impl Kernel for DecodeChunk {
 }
 
 /// A square root of a where there is one (the caller checks it), by the norm
-/// (a is a square in Fp2 exactly where its norm is one in Fp): for a = a0 + a1 i,
-/// s = sqrt(a0^2 + a1^2) in Fp, u = (a0 + s)/2 (or (a0 - s)/2 where that is zero,
-/// which needs a1 = 0), t = u^((p-3)/4), so that u t^2 = +-1. Where u t^2 = 1, u is
-/// a square and the root is u t + (a1 t/2) i; else t^2 = -1/u and the root is
-/// (a1 t/2) - (u t) i. Two Fp exponentiations instead of two in Fp2.
+/// (a is a square in Fp2 exactly where its norm is one in Fp): `sqrt_with_norm_root`
+/// with s = sqrt(a0^2 + a1^2) in Fp. Two Fp exponentiations instead of two in Fp2.
 #[inline(always)]
 fn sqrt_candidate<O: LaneOps>(f2: Fp2x8<O>, [a0, a1]: &Fe2<O>) -> Fe2<O> {
     let f = f2.f;
     let norm = f.add(&f.sqr(a0), &f.sqr(a1));
     let s = f.pow_public(&norm, &fpx8::SQRT_EXPONENT);
+    sqrt_with_norm_root(f2, &[*a0, *a1], &s)
+}
+
+/// A square root of a = a0 + a1 i where there is one, given a square root s of its
+/// norm a0^2 + a1^2 (either sign): u = (a0 + s)/2 (or (a0 - s)/2 where that is zero,
+/// which needs a1 = 0), t = u^((p-3)/4), so that u t^2 = +-1. Where u t^2 = 1, u is a
+/// square and the root is u t + (a1 t/2) i; else t^2 = -1/u and the root is
+/// (a1 t/2) - (u t) i. One Fp exponentiation; the caller checks the root.
+#[inline(always)]
+pub(crate) fn sqrt_with_norm_root<O: LaneOps>(
+    f2: Fp2x8<O>,
+    [a0, a1]: &Fe2<O>,
+    s: &Fe<O>,
+) -> Fe2<O> {
+    let f = f2.f;
     let half = f.constant(&HALF);
-    let plus = f.mul(&f.add(a0, &s), &half);
-    let minus = f.mul(&f.sub(a0, &s), &half);
+    let plus = f.mul(&f.add(a0, s), &half);
+    let minus = f.mul(&f.sub(a0, s), &half);
     let u = f.select(f.is_zero_mask(&plus), &plus, &minus);
     let t = f.pow_public(&u, &P_MINUS_3_OVER_4);
     let ut = f.mul(&u, &t);

@@ -6,3 +6,4 @@ pub mod fp12x8;
 pub mod fp2x8;
 pub mod fp6x8;
 pub mod fpx8;
+pub mod stored;

@@ -30,6 +30,8 @@ use crate::field::fp12x8::{Fe12, Fp12x8, Line};
 use crate::field::fp2x8::{Fe2, Fp2x8};
 use crate::field::fp6x8::Fp6x8;
 use crate::field::fpx8::{self, Fe, Fpx8, Limbs};
+use crate::field::stored::{load_fe, load_fe2, store_fe, store_fe2};
+pub use crate::field::stored::{Words, Words2, WordsPoint};
 use crate::lane::LaneOps;
 use crate::points::{Fp12Words, Fp2Words, FpWords, G1Words, G2Words};
 
@@ -156,39 +158,7 @@ fn addition_step<O: LaneOps>(
 // portable layer, whose every Fp multiplication unrolls to thousands of
 // instructions. Loads and stores of the state cost little next to a step.
 
-/// One 8-lane Fp element as stored words: `[limb][lane]`.
-pub type Words = [[u64; 8]; 8];
-pub type Words2 = [Words; 2];
 pub type Words12 = [[Words2; 3]; 2];
-pub type WordsPoint = [Words2; 3];
-
-#[inline(always)]
-fn store_fe<O: LaneOps>(o: O, a: &Fe<O>) -> Words {
-    let mut out = [[0u64; 8]; 8];
-    for limb in 0..8 {
-        out[limb] = o.store(a[limb]);
-    }
-    out
-}
-
-#[inline(always)]
-fn load_fe<O: LaneOps>(o: O, a: &Words) -> Fe<O> {
-    let mut out = [o.splat(0); 8];
-    for limb in 0..8 {
-        out[limb] = o.load(&a[limb]);
-    }
-    out
-}
-
-#[inline(always)]
-fn store_fe2<O: LaneOps>(o: O, a: &Fe2<O>) -> Words2 {
-    [store_fe(o, &a[0]), store_fe(o, &a[1])]
-}
-
-#[inline(always)]
-fn load_fe2<O: LaneOps>(o: O, a: &Words2) -> Fe2<O> {
-    [load_fe(o, &a[0]), load_fe(o, &a[1])]
-}
 
 #[inline(always)]
 fn store_fe12<O: LaneOps>(o: O, a: &Fe12<O>) -> Words12 {

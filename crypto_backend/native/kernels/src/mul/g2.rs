@@ -31,7 +31,7 @@ pub type Table = [[[Limbs; 6]; 16]; 4];
 
 /// G2 (the twist): 3b = 12(1 + i).
 #[derive(Clone, Copy)]
-struct G2<O: LaneOps>(Fp2x8<O>);
+pub(crate) struct G2<O: LaneOps>(pub(crate) Fp2x8<O>);
 
 impl<O: LaneOps> Curve for G2<O> {
     type Field = Fp2x8<O>;

@@ -1,6 +1,7 @@
-//! The Miller-loop kernel's parts for the differential tests and bench/crypto.py:
-//! 8-lane Fp12 operations against blst's, and the final exponentiation of a Miller
-//! product on a named path. Fp12 values cross as 12 big-endian 48-byte coordinates
+//! The pairing checks' lane kernels for the differential tests and bench/crypto.py:
+//! 8-lane Fp12 operations against blst's, the final exponentiation of a Miller
+//! product on a named path, and the hash to G2 of many messages on a named path.
+//! Fp12 values cross as 12 big-endian 48-byte coordinates
 //! (c0.c0.c0, c0.c0.c1, c0.c1.c0, ...) in, and as blst's canonical Montgomery limbs
 //! (little-endian bytes) out, so equal values give equal bytes.
 
@@ -8,6 +9,7 @@ use crate::without_gil;
 use bls_lanes::dispatch::{self, Path};
 use bls_lanes::miller::Fp12Op;
 use bls_suite::curve::{self, G1Affine, G2Affine};
+use bls_suite::hash;
 use bls_suite::probe::{self, FP12_BYTES};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -81,7 +83,25 @@ fn miller_final_on<'py>(
     Ok(PyBytes::new(py, &probe::fp12_to_bytes(&[result])))
 }
 
+/// The compressed hash to G2 of each message under `dst`, on a path ("none" is
+/// blst_hash_to_g2 for each; a lane layer hashes eight a pass, the rest on blst).
+#[pyfunction]
+fn hash_to_g2_on<'py>(
+    py: Python<'py>,
+    messages: Vec<Vec<u8>>,
+    dst: &[u8],
+    path: &str,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let path = path_named(path)?;
+    let points = without_gil(py, || {
+        let messages: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
+        hash::hash_many_to_g2_on(&messages, dst, path)
+    })?;
+    Ok(points.iter().map(|point| PyBytes::new(py, &curve::encode_g2_affine(point))).collect())
+}
+
 pub fn add_to(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(hash_to_g2_on, module)?)?;
     module.add_function(wrap_pyfunction!(fp12_op, module)?)?;
     module.add_function(wrap_pyfunction!(miller_final_on, module)?)?;
     Ok(())

@@ -8,7 +8,7 @@ mod miller;
 
 use crate::{secret_key, slices, without_gil, G1Point, G2Point};
 use bls_lanes::decode::{g1, g2};
-use bls_suite::{baseline, batch, curve, pairing, sign, test_panic};
+use bls_suite::{baseline, batch, curve, hash, pairing, sign, test_panic};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -29,6 +29,8 @@ fn counters(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         )?;
     }
     dict.set_item("miller_lane_passes", pairing::MILLER_PASSES.load(Ordering::SeqCst))?;
+    dict.set_item("hash_lane_passes", hash::COUNTERS.passes.load(Ordering::SeqCst))?;
+    dict.set_item("hash_undecided_lanes", hash::COUNTERS.undecided.load(Ordering::SeqCst))?;
     Ok(dict)
 }
 
