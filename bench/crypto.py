@@ -252,6 +252,15 @@ def simd_lines(secret_keys: list[int], pubkeys: list[bytes], message: bytes) -> 
             "not a goal line)  vs  blst_miller_loop_n",
             lambda: baseline.miller_final_exp(pairs, "portable"),
             lambda: baseline.miller_final_exp(pairs, "none"), None, rounds=5)
+    # The hash to G2 of verify_signature_sets' distinct messages, alone.
+    distinct = [secrets.token_bytes(32) for _ in range(64)]
+    if ifma:
+        compare("hash to G2 of 64 messages, avx512ifma kernel  vs  blst_hash_to_g2",
+                lambda: baseline.hash_many_to_g2(distinct, "avx512ifma"),
+                lambda: baseline.hash_many_to_g2(distinct, "none"), None, rounds=9)
+    compare("hash to G2 of 64 messages, portable kernel (the test layer, not a goal line)  vs  "
+            "blst_hash_to_g2", lambda: baseline.hash_many_to_g2(distinct, "portable"),
+            lambda: baseline.hash_many_to_g2(distinct, "none"), None, rounds=3)
     sign_many_line = ("sign_many(1,000 keys, one message) on avx512ifma  vs  blst hash once + "
                       "1,000 blst multiplications")
     if not ifma:

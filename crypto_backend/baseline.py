@@ -56,3 +56,9 @@ def miller_final_exp(pairs: list[tuple[bytes, bytes]], path: str) -> bytes:
     the Miller loops on ``path``: ``"none"`` is ``blst_miller_loop_n``, a lane layer
     runs whole chunks of 8 on the 8-lane Miller-loop kernel."""
     return testing.miller_final_on(pairs, path)
+
+
+def hash_many_to_g2(messages: list[bytes], path: str) -> list[bytes]:
+    """The compressed hashes to G2 (the ciphersuite's DST) of ``messages`` on ``path``:
+    ``"none"`` is ``blst_hash_to_g2`` for each, a lane layer hashes eight a pass."""
+    return testing.hash_to_g2_on(messages, DST, path)

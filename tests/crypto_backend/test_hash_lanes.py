@@ -101,3 +101,31 @@ def test_batch_calls_hash_their_messages_on_the_lanes() -> None:
     with simd_mode("off"):
         assert crypto_backend.verify_signature_sets(sets)
         assert not crypto_backend.verify_signature_sets(wrong_message)
+
+
+@pytest.mark.parametrize("sets_per_message", [1, 5, 40])
+def test_batch_weights_keys_on_the_lanes(sets_per_message: int, seed: int) -> None:
+    """Messages with few sets weight their keys on the lanes (``mul::weighted``), those
+    with more than 32 on blst's Pippenger: the same verdicts either way, a swapped pair
+    of signatures refused (their plain sum is right: only the weights catch it)."""
+    rng = random.Random(seed ^ sets_per_message)
+    count = max(16, 2 * sets_per_message)
+    secret_keys = [rng.randrange(1, crypto_backend.CURVE_ORDER) for _ in range(count)]
+    messages = [bytes([index // sets_per_message]) * 8 for index in range(count)]
+    sets = [
+        crypto_backend.SignatureSet([crypto_backend.sk_to_pk(sk)], m, crypto_backend.sign(sk, m))
+        for sk, m in zip(secret_keys, messages, strict=True)
+    ]
+    # Two sets of one message with their signatures swapped.
+    swapped = list(sets)
+    swapped[0] = crypto_backend.SignatureSet(sets[0].pubkeys, sets[0].message, sets[1].signature)
+    swapped[1] = crypto_backend.SignatureSet(sets[1].pubkeys, sets[1].message, sets[0].signature)
+    if sets_per_message == 1:
+        swapped[1] = crypto_backend.SignatureSet(sets[1].pubkeys, sets[1].message, sets[1].signature)
+        swapped[0] = crypto_backend.SignatureSet(sets[0].pubkeys, sets[1].message, sets[0].signature)
+    with simd_mode("portable"):
+        before = testing.counters()["weighted_lane_passes"]
+        assert crypto_backend.verify_signature_sets(sets)
+        assert not crypto_backend.verify_signature_sets(swapped)
+        moved = testing.counters()["weighted_lane_passes"] - before
+    assert (moved > 0) == (sets_per_message <= 32), moved

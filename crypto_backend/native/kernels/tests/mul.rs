@@ -111,3 +111,83 @@ fn signatures_match_blst() {
         }
     }
 }
+
+/// Weights of every shape: 1, 2, 15, 16, all ones, leading zero windows, zero windows
+/// inside, one top bit, and random ones.
+fn weights(rng: &mut Rng, count: usize) -> Vec<u64> {
+    let mut out = vec![
+        1,
+        2,
+        15,
+        16,
+        17,
+        u64::MAX,
+        1 << 63,
+        0x8000_0000_0000_0001,
+        0x0000_0001_0000_0000,
+        0xf0f0_f0f0_f0f0_f0f0,
+        0x0f0f_0f0f_0f0f_0f0f,
+        Z_ABS,
+        0x10,
+        0xffff,
+    ];
+    out.extend((out.len()..count).map(|_| rng.next() >> (rng.next() % 64)).map(|w| w.max(1)));
+    out
+}
+
+#[test]
+fn keys_times_public_weights_match_blst() {
+    use blst::*;
+    let mut rng = Rng(0x3e16_47);
+    let weights = weights(&mut rng, 40);
+    let keys: Vec<blst_p1_affine> = (0..weights.len())
+        .map(|_| {
+            let compressed = common::blst_public_key(&rng.scalar());
+            let mut point = blst_p1_affine::default();
+            // SAFETY: 48 bytes in, one point out.
+            assert_eq!(
+                unsafe { blst_p1_uncompress(&mut point, compressed.as_ptr()) },
+                BLST_ERROR::BLST_SUCCESS
+            );
+            point
+        })
+        .collect();
+    let want: Vec<[u8; 96]> = keys
+        .iter()
+        .zip(&weights)
+        .map(|(key, weight)| {
+            let (mut point, mut product, mut out) =
+                (blst_p1::default(), blst_p1::default(), [0u8; 96]);
+            // SAFETY: live values; the scalar is 8 little-endian bytes of 64 bits.
+            unsafe {
+                blst_p1_from_affine(&mut point, key);
+                blst_p1_mult(&mut product, &point, weight.to_le_bytes().as_ptr(), 64);
+                blst_p1_serialize(out.as_mut_ptr(), &product);
+            }
+            out
+        })
+        .collect();
+    for path in common::layers() {
+        for start in (0..keys.len()).step_by(8) {
+            let lanes: [usize; 8] = std::array::from_fn(|lane| (start + lane).min(keys.len() - 1));
+            let points = lanes
+                .map(|index| bls_lanes::points::G1Words { x: keys[index].x.l, y: keys[index].y.l });
+            let (products, undecided) =
+                mul::weighted_keys_on(path, points, lanes.map(|index| weights[index]))
+                    .expect("a layer");
+            assert_eq!(undecided, 0, "{path:?}");
+            for (lane, index) in lanes.iter().enumerate() {
+                let fp = |words: &[u64; 6]| blst_fp { l: *words };
+                let point = blst_p1 {
+                    x: fp(&products[lane][0]),
+                    y: fp(&products[lane][1]),
+                    z: fp(&products[lane][2]),
+                };
+                let mut out = [0u8; 96];
+                // SAFETY: one live point, 96 bytes out.
+                unsafe { blst_p1_serialize(out.as_mut_ptr(), &point) };
+                assert_eq!(out, want[*index], "{path:?}: weight {:#x}", weights[*index]);
+            }
+        }
+    }
+}

@@ -13,6 +13,9 @@ use crate::curve::{self, G1Affine, G2Affine, DST};
 use crate::decode;
 use crate::hash;
 use crate::pairing;
+use bls_lanes::dispatch::{self, Path};
+use bls_lanes::mul;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub struct SetRef<'a> {
     pub keys: Vec<&'a [u8]>,
@@ -116,10 +119,10 @@ fn check_chunk(sets: &[Checked], weights: &[u64], indices: &[usize]) -> bool {
     if curve::g2_is_identity(&signature_sum) {
         return false;
     }
-    // One key sum per distinct message (the sets are sorted by message), then every
-    // distinct message hashed at once (`hash`: eight a pass on a SIMD path).
-    let mut key_sums = Vec::new();
-    let mut messages = Vec::new();
+    // One key sum per distinct message (the sets are sorted by message), all made
+    // affine with one inversion, then every distinct message hashed at once (`hash`:
+    // eight a pass on a SIMD path).
+    let mut groups = Vec::new();
     let mut start = 0;
     while start < indices.len() {
         let message = sets[indices[start]].message;
@@ -127,16 +130,79 @@ fn check_chunk(sets: &[Checked], weights: &[u64], indices: &[usize]) -> bool {
         while end < indices.len() && sets[indices[end]].message == message {
             end += 1;
         }
-        let keys: Vec<G1Affine> = indices[start..end].iter().map(|i| sets[*i].key).collect();
-        let key_sum = curve::g1_weighted_sum(&keys, &chunk_weights[start..end]);
+        groups.push(start..end);
+        start = end;
+    }
+    let keys: Vec<G1Affine> = indices.iter().map(|i| sets[*i].key).collect();
+    let lane_products = weighted_keys_on_lanes(&keys, &chunk_weights, &groups);
+    let mut key_sums = Vec::with_capacity(groups.len());
+    let mut messages = Vec::with_capacity(groups.len());
+    for group in groups {
+        let key_sum = match &lane_products {
+            Some(products) if group.len() <= LANE_WEIGHTED_GROUP => {
+                curve::g1_sum(&products[group.clone()])
+            }
+            _ => curve::g1_weighted_sum(&keys[group.clone()], &chunk_weights[group.clone()]),
+        };
         if curve::g1_is_identity(&key_sum) {
             return false;
         }
-        key_sums.push(curve::g1_to_affine(&key_sum));
-        messages.push(message);
-        start = end;
+        key_sums.push(key_sum);
+        messages.push(sets[indices[group.start]].message);
     }
+    let key_sums = curve::g1s_to_affine(&key_sums);
     let hashes = hash::hash_many_to_g2(&messages, DST);
     let pairs: Vec<(G1Affine, G2Affine)> = key_sums.into_iter().zip(hashes).collect();
     pairing::pairings_equal_signature(&pairs, &curve::g2_to_affine(&signature_sum))
+}
+
+/// Kernel passes of the weighted keys (tests check a path went through the lanes).
+pub static WEIGHTED_PASSES: AtomicU64 = AtomicU64::new(0);
+
+/// A message with at most this many sets weights its keys on the lanes of a SIMD path
+/// (`bls_lanes::mul::weighted`, eight keys a pass); one with more on blst's
+/// Pippenger, whose cost per key falls as the count grows (docs/performance.md).
+const LANE_WEIGHTED_GROUP: usize = 32;
+
+/// Weighted key multiplications a SIMD path hands the lanes: fewer go to blst.
+const MIN_LANE_WEIGHTED: usize = 4;
+
+/// Each key times its weight, affine, for the keys of the groups of at most
+/// `LANE_WEIGHTED_GROUP` sets (the others' entries are left the identity, unread), on
+/// the lanes of this process's SIMD path; None on `Path::Off` or where too few keys
+/// would go to the lanes. Lanes the kernel leaves undecided are multiplied on blst.
+fn weighted_keys_on_lanes(
+    keys: &[G1Affine],
+    weights: &[u64],
+    groups: &[std::ops::Range<usize>],
+) -> Option<Vec<G1Affine>> {
+    let path = dispatch::current();
+    let positions: Vec<usize> = groups
+        .iter()
+        .filter(|group| group.len() <= LANE_WEIGHTED_GROUP)
+        .flat_map(|group| group.clone())
+        .collect();
+    if path == Path::Off || positions.len() < MIN_LANE_WEIGHTED {
+        return None;
+    }
+    let mut products = Vec::with_capacity(positions.len());
+    for chunk in positions.chunks(8) {
+        // Spare lanes repeat the chunk's first key and weight.
+        let lanes: [usize; 8] = std::array::from_fn(|lane| chunk[lane.min(chunk.len() - 1)]);
+        let points = lanes.map(|index| curve::g1_words(&keys[index]));
+        let (words, undecided) = mul::weighted_keys_on(path, points, lanes.map(|i| weights[i]))?;
+        WEIGHTED_PASSES.fetch_add(1, Ordering::Relaxed);
+        for (lane, index) in chunk.iter().enumerate() {
+            products.push(if (undecided >> lane) & 1 == 1 {
+                curve::g1_times_u64(&keys[*index], weights[*index])
+            } else {
+                curve::g1_from_jacobian_words(&words[lane])
+            });
+        }
+    }
+    let mut out = vec![G1Affine::default(); keys.len()];
+    for (index, product) in positions.into_iter().zip(curve::g1s_to_affine(&products)) {
+        out[index] = product;
+    }
+    Some(out)
 }

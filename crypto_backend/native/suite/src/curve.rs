@@ -166,23 +166,58 @@ pub fn g2_to_affine(point: &G2) -> G2Affine {
     out
 }
 
-/// Many points made affine with one shared inversion (blst's batch conversion, which
-/// multiplies every Z together: an identity, Z = 0, is left out of it and given
+/// Many points made affine with one shared inversion each (blst's batch conversion,
+/// which multiplies every Z together: an identity, Z = 0, is left out of it and given
 /// blst's all-zero affine identity).
-pub fn g2s_to_affine(points: &[G2]) -> Vec<G2Affine> {
-    let mut out = vec![G2Affine::default(); points.len()];
-    let finite: Vec<usize> = (0..points.len()).filter(|i| !g2_is_identity(&points[*i])).collect();
-    if finite.is_empty() {
-        return out;
+pub fn g1s_to_affine(points: &[G1]) -> Vec<G1Affine> {
+    let finite: Vec<usize> = (0..points.len()).filter(|i| !g1_is_identity(&points[*i])).collect();
+    let pointers: Vec<*const G1> = finite.iter().map(|i| &points[*i] as *const _).collect();
+    let mut affine = vec![G1Affine::default(); finite.len()];
+    if !finite.is_empty() {
+        // SAFETY: `pointers` holds `finite.len()` pointers to live points and `affine`
+        // has room for as many affine points.
+        unsafe { blst_p1s_to_affine(affine.as_mut_ptr(), pointers.as_ptr(), pointers.len()) };
     }
-    let pointers: Vec<*const G2> = finite.iter().map(|i| &points[*i] as *const _).collect();
-    let mut affine = vec![G2Affine::default(); finite.len()];
-    // SAFETY: `pointers` holds `finite.len()` pointers to live points and `affine` has
-    // room for as many affine points.
-    unsafe { blst_p2s_to_affine(affine.as_mut_ptr(), pointers.as_ptr(), pointers.len()) };
+    let mut out = vec![G1Affine::default(); points.len()];
     for (index, point) in finite.into_iter().zip(affine) {
         out[index] = point;
     }
+    out
+}
+
+/// `g1s_to_affine` for G2.
+pub fn g2s_to_affine(points: &[G2]) -> Vec<G2Affine> {
+    let finite: Vec<usize> = (0..points.len()).filter(|i| !g2_is_identity(&points[*i])).collect();
+    let pointers: Vec<*const G2> = finite.iter().map(|i| &points[*i] as *const _).collect();
+    let mut affine = vec![G2Affine::default(); finite.len()];
+    if !finite.is_empty() {
+        // SAFETY: as in `g1s_to_affine`.
+        unsafe { blst_p2s_to_affine(affine.as_mut_ptr(), pointers.as_ptr(), pointers.len()) };
+    }
+    let mut out = vec![G2Affine::default(); points.len()];
+    for (index, point) in finite.into_iter().zip(affine) {
+        out[index] = point;
+    }
+    out
+}
+
+/// A kernel's Jacobian point in blst's words as blst's blst_p1.
+pub fn g1_from_jacobian_words(words: &[[u64; 6]; 3]) -> G1 {
+    G1 { x: blst_fp { l: words[0] }, y: blst_fp { l: words[1] }, z: blst_fp { l: words[2] } }
+}
+
+/// A kernel's Jacobian point in blst's words as blst's blst_p2.
+pub fn g2_from_jacobian_words(words: &[Fp2Words; 3]) -> G2 {
+    let fp2 = |c: &Fp2Words| blst_fp2 { fp: c.map(|l| blst_fp { l }) };
+    G2 { x: fp2(&words[0]), y: fp2(&words[1]), z: fp2(&words[2]) }
+}
+
+/// weight * point for a public 64-bit weight, on blst.
+pub fn g1_times_u64(point: &G1Affine, weight: u64) -> G1 {
+    let mut out = G1::default();
+    let scalar = weight.to_le_bytes();
+    // SAFETY: one live point in, one out; the scalar is 8 little-endian bytes, 64 bits.
+    unsafe { blst_p1_mult(&mut out, &g1_from_affine(point), scalar.as_ptr(), 64) };
     out
 }
 

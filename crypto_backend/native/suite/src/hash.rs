@@ -8,7 +8,7 @@
 use crate::curve::{self, G2Affine, G2};
 use bls_lanes::decode::Counters;
 use bls_lanes::dispatch::{self, Path};
-use bls_lanes::hash::{self as lanes, G2JacobianWords, EXPANDED_BYTES};
+use bls_lanes::hash::{self as lanes, EXPANDED_BYTES};
 use blst::*;
 use std::sync::atomic::Ordering;
 
@@ -41,11 +41,6 @@ fn expand(message: &[u8], dst: &[u8]) -> [u8; EXPANDED_BYTES] {
     out
 }
 
-fn g2_from_jacobian_words(words: &G2JacobianWords) -> G2 {
-    let fp2 = |c: &[[u64; 6]; 2]| blst_fp2 { fp: c.map(|l| blst_fp { l }) };
-    G2 { x: fp2(&words[0]), y: fp2(&words[1]), z: fp2(&words[2]) }
-}
-
 /// The hash of each message (in order) on `path`.
 pub fn hash_many_to_g2_on(messages: &[&[u8]], dst: &[u8], path: Path) -> Vec<G2Affine> {
     let mut points: Vec<G2> = Vec::with_capacity(messages.len());
@@ -74,7 +69,7 @@ pub fn hash_many_to_g2_on(messages: &[&[u8]], dst: &[u8], path: Path) -> Vec<G2A
                 points.push(curve::hash_to_g2(message, dst));
             } else {
                 curve::HASHES_TO_G2.fetch_add(1, Ordering::Relaxed);
-                points.push(g2_from_jacobian_words(&hashed.points[lane]));
+                points.push(curve::g2_from_jacobian_words(&hashed.points[lane]));
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Jacobian points on y^2 = x^3 + b over any 8-lane field (Fp for G1, Fp2 for G2),
-//! for the subgroup checks of the decompression kernels: doubling, mixed addition
-//! with the lanes where its formula does not apply, multiplication by a public
-//! scalar (of an affine or a Jacobian point), and comparison with an affine point.
+//! for the subgroup checks of the decompression kernels and the batch weights:
+//! doubling, mixed and general addition with the lanes where the formula does not
+//! apply, multiplication by a public scalar (of an affine or a Jacobian point), and
+//! comparison with an affine point.
 //! Not constant time in the scalar (its bits are public constants) and incomplete:
 //! callers treat flagged lanes as undecided.
 
@@ -47,6 +48,32 @@ pub fn add_affine<F: FieldOps>(
     let y3 = f.sub(&f.mul(&r, &f.sub(&v, &x3)), &f.double(&f.mul(y1, &j)));
     let z3 = f.sub(&f.sub(&f.sqr(&f.add(z1, &h)), &z1z1), &hh);
     let exceptional = f.is_zero_mask(&h) | f.is_zero_mask(z1);
+    ((x3, y3, z3), exceptional)
+}
+
+/// Q + P for Jacobian P and Q (add-2007-bl), and the lanes where the formula does not
+/// apply (Q = +-P, or either the identity), whose result is then meaningless.
+#[inline(always)]
+pub fn add<F: FieldOps>(
+    f: F,
+    (x1, y1, z1): &Jacobian<F::Element>,
+    (x2, y2, z2): &Jacobian<F::Element>,
+) -> (Jacobian<F::Element>, u8) {
+    let z1z1 = f.sqr(z1);
+    let z2z2 = f.sqr(z2);
+    let u1 = f.mul(x1, &z2z2);
+    let u2 = f.mul(x2, &z1z1);
+    let s1 = f.mul(&f.mul(y1, z2), &z2z2);
+    let s2 = f.mul(&f.mul(y2, z1), &z1z1);
+    let h = f.sub(&u2, &u1);
+    let i = f.sqr(&f.double(&h));
+    let j = f.mul(&h, &i);
+    let r = f.double(&f.sub(&s2, &s1));
+    let v = f.mul(&u1, &i);
+    let x3 = f.sub(&f.sub(&f.sqr(&r), &j), &f.double(&v));
+    let y3 = f.sub(&f.mul(&r, &f.sub(&v, &x3)), &f.double(&f.mul(&s1, &j)));
+    let z3 = f.mul(&f.sub(&f.sub(&f.sqr(&f.add(z1, z2)), &z1z1), &z2z2), &h);
+    let exceptional = f.is_zero_mask(&h) | f.is_zero_mask(z1) | f.is_zero_mask(z2);
     ((x3, y3, z3), exceptional)
 }
 

@@ -38,7 +38,9 @@ use crate::decode::g2::{sqrt_with_norm_root, PSI_X_C1, PSI_Y_C0, PSI_Y_C1};
 use crate::dispatch::{self, Kernel, Path};
 use crate::field::fp2x8::{Fe2, Fp2x8};
 use crate::field::fpx8::{self, Fe, Fpx8};
-use crate::field::stored::{load_fe2, load_point, store_fe2, store_point, Words2, WordsPoint};
+use crate::field::stored::{
+    load_fe2, load_point, store_fe2, store_point, unpack_fp, Words2, WordsPoint,
+};
 use crate::lane::LaneOps;
 use crate::mul::g2::G2;
 use crate::points::Fp2Words;
@@ -229,18 +231,11 @@ impl Kernel for ToBlstJacobian {
         let f = f2.f;
         let [x, y, z] = load_point(o, &self.point);
         let jacobian = [f2.mul(&x, &z), f2.mul(&y, &f2.sqr(&z)), z];
-        let mut lanes = [[[[0u64; 8]; 8]; 2]; 3];
-        for (coordinate, value) in lanes.iter_mut().zip(jacobian.iter()) {
-            for part in 0..2 {
-                coordinate[part] = f.unpack(&f.to_blst_form(&value[part]));
-            }
-        }
         let mut points = [[[[0u64; 6]; 2]; 3]; 8];
-        for (lane, point) in points.iter_mut().enumerate() {
-            for coordinate in 0..3 {
-                for part in 0..2 {
-                    point[coordinate][part] =
-                        fpx8::words_from_limbs(&lanes[coordinate][part][lane]);
+        for (coordinate, value) in jacobian.iter().enumerate() {
+            for (part, element) in value.iter().enumerate() {
+                for (lane, words) in unpack_fp(f, element).iter().enumerate() {
+                    points[lane][coordinate][part] = *words;
                 }
             }
         }

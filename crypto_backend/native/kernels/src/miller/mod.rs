@@ -29,11 +29,11 @@ use crate::dispatch::{self, Kernel, Path};
 use crate::field::fp12x8::{Fe12, Fp12x8, Line};
 use crate::field::fp2x8::{Fe2, Fp2x8};
 use crate::field::fp6x8::Fp6x8;
-use crate::field::fpx8::{self, Fe, Fpx8, Limbs};
-use crate::field::stored::{load_fe, load_fe2, store_fe, store_fe2};
+use crate::field::fpx8::{Fe, Fpx8};
+use crate::field::stored::{load_fe, load_fe2, pack_fp, store_fe, store_fe2, unpack_fp};
 pub use crate::field::stored::{Words, Words2, WordsPoint};
 use crate::lane::LaneOps;
-use crate::points::{Fp12Words, Fp2Words, FpWords, G1Words, G2Words};
+use crate::points::{Fp12Words, Fp2Words, G1Words, G2Words};
 
 /// 1 in Fp12, in blst's form (its Montgomery one in the first coordinate).
 pub const ONE_FP12: Fp12Words = [[[BLST_ONE, [0; 6]], [[0; 6]; 2], [[0; 6]; 2]], [[[0; 6]; 2]; 3]];
@@ -53,12 +53,6 @@ const X_ABS: u64 = 0xd201000000010000;
 // -- conversions between blst's values and lanes -------------------------------------
 
 #[inline(always)]
-fn pack_fp<O: LaneOps>(f: Fpx8<O>, lanes: &[FpWords; 8]) -> Fe<O> {
-    let limbs: [Limbs; 8] = std::array::from_fn(|lane| fpx8::limbs_from_words(&lanes[lane]));
-    f.blst_to_ours(&f.pack(&limbs))
-}
-
-#[inline(always)]
 fn pack_fp2<O: LaneOps>(f: Fpx8<O>, lanes: &[Fp2Words; 8]) -> Fe2<O> {
     [pack_fp(f, &lanes.map(|e| e[0])), pack_fp(f, &lanes.map(|e| e[1]))]
 }
@@ -72,12 +66,6 @@ fn pack_fp12<O: LaneOps>(f: Fpx8<O>, lanes: &[Fp12Words; 8]) -> Fe12<O> {
         }
     }
     out
-}
-
-#[inline(always)]
-fn unpack_fp<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>) -> [FpWords; 8] {
-    let limbs = f.unpack(&f.to_blst_form(a));
-    limbs.map(|element| fpx8::words_from_limbs(&element))
 }
 
 #[inline(always)]

@@ -1,11 +1,13 @@
 //! Constant-time multiplication of a public point by eight secret scalars at once:
 //! public keys (`g1`, sk * g1) and signatures (`g2`, sk * H(m)), on the formulas of
-//! `curve::complete`. The entry points below borrow the scalars: the kernel reads
+//! `curve::complete`; and eight public keys by eight public weights (`weighted`, the
+//! batch check's random weights). The entry points below borrow the scalars: the kernel reads
 //! them where the caller keeps them (and zeroes them), never from a copy of its own;
 //! the signatures' kernel splits them there in place (`g2::split`).
 
 pub mod g1;
 pub mod g2;
+pub mod weighted;
 
 use crate::dispatch::{self, Kernel, Path};
 use crate::lane::LaneOps;
@@ -72,4 +74,15 @@ pub fn signatures_on(
     scalars: &mut [[u64; 4]; 8],
 ) -> Option<[[u8; 96]; 8]> {
     dispatch::run_on(path, Signatures { table, scalars })
+}
+
+/// Each key times its weight (keys affine, never the identity), in blst's Jacobian
+/// words, and the lanes left undecided (the caller multiplies those on blst), on
+/// `path`; None on `Path::Off` or without IFMA.
+pub fn weighted_keys_on(
+    path: Path,
+    points: [crate::points::G1Words; 8],
+    weights: [u64; 8],
+) -> Option<([weighted::G1JacobianWords; 8], u8)> {
+    dispatch::run_on(path, weighted::WeightedKeys { points, weights })
 }
