@@ -116,16 +116,18 @@ def test_batch_weights_keys_on_the_lanes(sets_per_message: int, seed: int) -> No
         crypto_backend.SignatureSet([crypto_backend.sk_to_pk(sk)], m, crypto_backend.sign(sk, m))
         for sk, m in zip(secret_keys, messages, strict=True)
     ]
-    # Two sets of one message with their signatures swapped.
-    swapped = list(sets)
-    swapped[0] = crypto_backend.SignatureSet(sets[0].pubkeys, sets[0].message, sets[1].signature)
-    swapped[1] = crypto_backend.SignatureSet(sets[1].pubkeys, sets[1].message, sets[0].signature)
+    signature_set = crypto_backend.SignatureSet
+    wrong = list(sets)
     if sets_per_message == 1:
-        swapped[1] = crypto_backend.SignatureSet(sets[1].pubkeys, sets[1].message, sets[1].signature)
-        swapped[0] = crypto_backend.SignatureSet(sets[0].pubkeys, sets[1].message, sets[0].signature)
+        # A set whose message is another set's.
+        wrong[0] = signature_set(sets[0].pubkeys, sets[1].message, sets[0].signature)
+    else:
+        # Two sets of one message with their signatures swapped.
+        wrong[0] = signature_set(sets[0].pubkeys, sets[0].message, sets[1].signature)
+        wrong[1] = signature_set(sets[1].pubkeys, sets[1].message, sets[0].signature)
     with simd_mode("portable"):
         before = testing.counters()["weighted_lane_passes"]
         assert crypto_backend.verify_signature_sets(sets)
-        assert not crypto_backend.verify_signature_sets(swapped)
+        assert not crypto_backend.verify_signature_sets(wrong)
         moved = testing.counters()["weighted_lane_passes"] - before
     assert (moved > 0) == (sets_per_message <= 32), moved

@@ -118,7 +118,43 @@ fn rows() -> Vec<Row> {
             cost::signatures(&table, &mut plain_scalars),
         ),
     );
+    let messages: [Vec<u8>; 8] = std::array::from_fn(|_| rng.next().to_le_bytes().to_vec());
+    let expanded = messages.each_ref().map(|message| expand(message));
+    let (hashed, report) = cost::hash_to_g2_counted(expanded);
+    let plain = bls_lanes::hash::hash_chunk_on(bls_lanes::dispatch::Path::Portable, expanded);
+    assert_eq!(Some(hashed), plain, "the counting layer must answer as the portable one");
+    push("hash_to_g2", "8 messages: expanded bytes to H(m), Jacobian (all stages)", report);
+    let points: [bls_lanes::points::G1Words; 8] = std::array::from_fn(|_| {
+        let key = common::blst_public_key(&rng.scalar());
+        let mut point = blst::blst_p1_affine::default();
+        // SAFETY: 48 bytes in, one point out.
+        unsafe { blst::blst_p1_uncompress(&mut point, key.as_ptr()) };
+        bls_lanes::points::G1Words { x: point.x.l, y: point.y.l }
+    });
+    let weights: [u64; 8] = std::array::from_fn(|_| rng.next());
+    push(
+        "weighted_keys",
+        "8 keys times 64-bit weights (batch verification)",
+        counted(cost::weighted_keys(points, weights), cost::weighted_keys(points, weights)),
+    );
     rows
+}
+
+/// expand_message_xmd of the ciphersuite's DST, the hash kernel's input.
+fn expand(message: &[u8]) -> [u8; bls_lanes::hash::EXPANDED_BYTES] {
+    let mut out = [0u8; bls_lanes::hash::EXPANDED_BYTES];
+    // SAFETY: live slices with their lengths; `out` is as long as it says.
+    unsafe {
+        blst::blst_expand_message_xmd(
+            out.as_mut_ptr(),
+            out.len(),
+            message.as_ptr(),
+            message.len(),
+            common::DST.as_ptr(),
+            common::DST.len(),
+        )
+    };
+    out
 }
 
 /// The kinds shown: all but the last, splat (a broadcast constant), which is left

@@ -5,9 +5,11 @@
 //! counts and the critical path. Nothing in the native core calls them.
 
 use crate::decode::{self, g1 as decode_g1, g2 as decode_g2, Lane, Read};
+use crate::dispatch::Runner;
 use crate::field::fp2x8::Fp2x8;
 use crate::field::fpx8::{Fpx8, Limbs};
-use crate::lane::{Kernel, LaneOps};
+use crate::hash;
+use crate::lane::{counting, Kernel, LaneOps};
 use crate::miller::{self, Words, Words12, Words2, WordsPoint};
 use crate::mul::{self, Table};
 use crate::points::{Fp12Words, G1Words, G2Words, G1_COMPRESSED, G2_COMPRESSED};
@@ -150,4 +152,36 @@ pub fn miller_addition(
 /// acc^2 in Fp12 (the loop's squaring of its accumulator).
 pub fn fp12_square(acc: Words12) -> impl Kernel<Output = Words12> {
     miller::Square { acc }
+}
+
+/// The hash to G2 of eight expansions (`hash::hash_chunk_on`), its stages run on the
+/// counting layer: the answer and their counts summed, their critical paths added
+/// (each stage starts from stored words, after the one before).
+pub fn hash_to_g2_counted(
+    expanded: [[u8; hash::EXPANDED_BYTES]; 8],
+) -> (hash::Hashed, counting::Report) {
+    struct Counted(counting::Report);
+    impl Runner for Counted {
+        fn run<K: Kernel>(&mut self, kernel: K) -> Option<K::Output> {
+            let (output, report) = counting::measure(kernel);
+            for (total, count) in self.0.counts.iter_mut().zip(report.counts) {
+                *total += count;
+            }
+            for (total, cycles) in self.0.critical_path.iter_mut().zip(report.critical_path) {
+                *total += cycles;
+            }
+            Some(output)
+        }
+    }
+    let mut runner = Counted(counting::Report::default());
+    let hashed = hash::hash_chunk_with(&mut runner, expanded).expect("the counting layer runs");
+    (hashed, runner.0)
+}
+
+/// One pass of the batch weights' kernel (`mul::weighted_keys_on`).
+pub fn weighted_keys(
+    points: [G1Words; 8],
+    weights: [u64; 8],
+) -> impl Kernel<Output = ([mul::weighted::G1JacobianWords; 8], u8)> {
+    mul::weighted::WeightedKeys { points, weights }
 }

@@ -106,3 +106,15 @@ pub fn run_on<K: Kernel>(path: Path, kernel: K) -> Option<K::Output> {
         }
     }
 }
+
+/// Runs kernels one after another, for sequences of kernel entries (the hash to G2's
+/// stages): a `Path` runs each on its layer; the cost report's runner counts them.
+pub trait Runner {
+    fn run<K: Kernel>(&mut self, kernel: K) -> Option<K::Output>;
+}
+
+impl Runner for Path {
+    fn run<K: Kernel>(&mut self, kernel: K) -> Option<K::Output> {
+        run_on(*self, kernel)
+    }
+}

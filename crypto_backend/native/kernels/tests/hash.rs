@@ -144,7 +144,7 @@ fn chosen_field_elements_map_as_blst_maps_them() {
         [0xff; 64],                  // 2^512 - 1
         number([0xff; 16], [0; 48]),
     ];
-    let mut rng = Rng(0x5eed_f1e1d);
+    let mut rng = Rng(0x0005_eedf_1e1d);
     let mut inputs = Vec::new();
     for (index, first) in elements.iter().enumerate() {
         for second in &elements {

@@ -138,7 +138,7 @@ fn weights(rng: &mut Rng, count: usize) -> Vec<u64> {
 #[test]
 fn keys_times_public_weights_match_blst() {
     use blst::*;
-    let mut rng = Rng(0x3e16_47);
+    let mut rng = Rng(0x003e_1647);
     let weights = weights(&mut rng, 40);
     let keys: Vec<blst_p1_affine> = (0..weights.len())
         .map(|_| {

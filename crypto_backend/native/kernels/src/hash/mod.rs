@@ -35,7 +35,7 @@ use self::constants::*;
 use crate::curve::complete::{self, Projective};
 use crate::curve::jacobian;
 use crate::decode::g2::{sqrt_with_norm_root, PSI_X_C1, PSI_Y_C0, PSI_Y_C1};
-use crate::dispatch::{self, Kernel, Path};
+use crate::dispatch::{Kernel, Path, Runner};
 use crate::field::fp2x8::{Fe2, Fp2x8};
 use crate::field::fpx8::{self, Fe, Fpx8};
 use crate::field::stored::{
@@ -57,6 +57,7 @@ pub type G2JacobianWords = [Fp2Words; 3];
 const X_ABS: u128 = 0xd201000000010000;
 
 /// Each lane's hash, and the lanes left undecided (their points are meaningless).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hashed {
     pub points: [G2JacobianWords; 8],
     pub undecided: u8,
@@ -70,24 +71,30 @@ pub struct Hashed {
 /// (`field::stored`): the whole sequence inlined into one entry took rustc ten
 /// minutes.
 pub fn hash_chunk_on(path: Path, expanded: [[u8; EXPANDED_BYTES]; 8]) -> Option<Hashed> {
-    let first = dispatch::run_on(path, MapFraction { expanded, index: 0 })?;
-    let second = dispatch::run_on(path, MapFraction { expanded, index: 1 })?;
-    let (points, mut undecided) = dispatch::run_on(path, FinishMaps { maps: [first, second] })?;
-    let add = |a: WordsPoint, b: WordsPoint, negate_b: bool| {
-        dispatch::run_on(path, Add { a, b, negate_b })
-    };
-    let p = add(points[0], points[1], false)?;
+    hash_chunk_with(&mut { path }, expanded)
+}
+
+/// `hash_chunk_on`'s stages on any runner (the cost report counts them).
+pub fn hash_chunk_with<R: Runner>(
+    runner: &mut R,
+    expanded: [[u8; EXPANDED_BYTES]; 8],
+) -> Option<Hashed> {
+    let first = runner.run(MapFraction { expanded, index: 0 })?;
+    let second = runner.run(MapFraction { expanded, index: 1 })?;
+    let (points, mut undecided) = runner.run(FinishMaps { maps: [first, second] })?;
+    let p = runner.run(Add { a: points[0], b: points[1], negate_b: false })?;
     // Clearing the cofactor (RFC 9380, appendix G.3's steps).
-    let (t1, exceptional) = dispatch::run_on(path, TimesX { point: p })?;
+    let (t1, exceptional) = runner.run(TimesX { point: p })?;
     undecided |= exceptional;
-    let [psi_p, psi2_2p] = dispatch::run_on(path, PsiAndPsi2Double { point: p })?;
-    let t3 = add(psi2_2p, psi_p, true)?;
-    let (t2, exceptional) = dispatch::run_on(path, TimesX { point: add(t1, psi_p, false)? })?;
+    let [psi_p, psi2_2p] = runner.run(PsiAndPsi2Double { point: p })?;
+    let t3 = runner.run(Add { a: psi2_2p, b: psi_p, negate_b: true })?;
+    let t1_psi_p = runner.run(Add { a: t1, b: psi_p, negate_b: false })?;
+    let (t2, exceptional) = runner.run(TimesX { point: t1_psi_p })?;
     undecided |= exceptional;
-    let t3 = add(t3, t2, false)?;
-    let t3 = add(t3, t1, true)?;
-    let q = add(t3, p, true)?;
-    let (points, identity) = dispatch::run_on(path, ToBlstJacobian { point: q })?;
+    let t3 = runner.run(Add { a: t3, b: t2, negate_b: false })?;
+    let t3 = runner.run(Add { a: t3, b: t1, negate_b: true })?;
+    let q = runner.run(Add { a: t3, b: p, negate_b: true })?;
+    let (points, identity) = runner.run(ToBlstJacobian { point: q })?;
     Some(Hashed { points, undecided: undecided | identity })
 }
 

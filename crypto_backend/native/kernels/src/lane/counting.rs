@@ -231,7 +231,7 @@ thread_local! {
 }
 
 /// What one run counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Report {
     /// Operations by kind, in the order of `OpKind::ALL`.
     pub counts: [u64; KINDS],
