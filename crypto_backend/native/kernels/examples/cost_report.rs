@@ -119,7 +119,7 @@ fn rows() -> Vec<Row> {
         ),
     );
     let messages: [Vec<u8>; 8] = std::array::from_fn(|_| rng.next().to_le_bytes().to_vec());
-    let expanded = messages.each_ref().map(|message| expand(message));
+    let expanded = messages.each_ref().map(|message| common::expand(message));
     let (hashed, report) = cost::hash_to_g2_counted(expanded);
     let plain = bls_lanes::hash::hash_chunk_on(bls_lanes::dispatch::Path::Portable, expanded);
     assert_eq!(Some(hashed), plain, "the counting layer must answer as the portable one");
@@ -138,23 +138,6 @@ fn rows() -> Vec<Row> {
         counted(cost::weighted_keys(points, weights), cost::weighted_keys(points, weights)),
     );
     rows
-}
-
-/// expand_message_xmd of the ciphersuite's DST, the hash kernel's input.
-fn expand(message: &[u8]) -> [u8; bls_lanes::hash::EXPANDED_BYTES] {
-    let mut out = [0u8; bls_lanes::hash::EXPANDED_BYTES];
-    // SAFETY: live slices with their lengths; `out` is as long as it says.
-    unsafe {
-        blst::blst_expand_message_xmd(
-            out.as_mut_ptr(),
-            out.len(),
-            message.as_ptr(),
-            message.len(),
-            common::DST.as_ptr(),
-            common::DST.len(),
-        )
-    };
-    out
 }
 
 /// The kinds shown: all but the last, splat (a broadcast constant), which is left

@@ -7,23 +7,7 @@ mod common;
 
 use bls_lanes::hash::{self, G2JacobianWords, EXPANDED_BYTES};
 use blst::*;
-use common::{hash_to_g2, layers, serialize_g2, Rng, DST};
-
-fn expand(message: &[u8]) -> [u8; EXPANDED_BYTES] {
-    let mut out = [0u8; EXPANDED_BYTES];
-    // SAFETY: live slices with their lengths; `out` is EXPANDED_BYTES long.
-    unsafe {
-        blst_expand_message_xmd(
-            out.as_mut_ptr(),
-            out.len(),
-            message.as_ptr(),
-            message.len(),
-            DST.as_ptr(),
-            DST.len(),
-        )
-    };
-    out
-}
+use common::{expand, hash_to_g2, layers, serialize_g2, Rng};
 
 fn p2_of(words: &G2JacobianWords) -> blst_p2 {
     let fp2 = |c: &[[u64; 6]; 2]| blst_fp2 { fp: c.map(|l| blst_fp { l }) };

@@ -88,6 +88,24 @@ pub fn hash_to_g2(message: &[u8]) -> blst_p2 {
     out
 }
 
+/// expand_message_xmd of `message` under the ciphersuite's DST: the 256 bytes the
+/// hash kernel (`bls_lanes::hash`) starts from.
+pub fn expand(message: &[u8]) -> [u8; bls_lanes::hash::EXPANDED_BYTES] {
+    let mut out = [0u8; bls_lanes::hash::EXPANDED_BYTES];
+    // SAFETY: live slices with their lengths; `out` is as long as it says.
+    unsafe {
+        blst_expand_message_xmd(
+            out.as_mut_ptr(),
+            out.len(),
+            message.as_ptr(),
+            message.len(),
+            DST.as_ptr(),
+            DST.len(),
+        )
+    };
+    out
+}
+
 pub fn serialize_g2(point: &blst_p2) -> [u8; 192] {
     let mut out = [0u8; 192];
     // SAFETY: 192 bytes out.
