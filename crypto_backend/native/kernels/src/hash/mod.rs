@@ -13,8 +13,8 @@
 //!   it is not, g(x2) = Z^3 u^6 g(x1) and the root of g(x2)'s norm is
 //!   N(u)^3 s sqrt(-125), from the same exponentiation (N(Z) = 5, and s^2 = -N(g(x1))).
 //!   The root of g(x) by the norm (`decode::g2::sqrt_with_norm_root`), checked; y's
-//!   sign is u's (sgn0). Three Fp exponentiations a map's worth of lanes where the
-//!   straightforward form takes five.
+//!   sign is u's (sgn0). Five Fp exponentiations for both maps of a lane where an
+//!   inversion, a square test and a square root for each take eight.
 //! - iso_map (appendix E.3) to homogeneous projective coordinates on E2, no division.
 //! - Q0 + Q1 and clear_cofactor by the endomorphism (appendix G.3: h_eff P as
 //!   [x^2 - x - 1]P + [x - 1]psi(P) + psi^2(2P) in its sequence of steps), with
