@@ -187,7 +187,7 @@ fn weighted_keys_on_lanes(
     }
     let mut products = Vec::with_capacity(positions.len());
     for chunk in positions.chunks(8) {
-        // Spare lanes repeat the chunk's first key and weight.
+        // Spare lanes repeat the chunk's last key and weight.
         let lanes: [usize; 8] = std::array::from_fn(|lane| chunk[lane.min(chunk.len() - 1)]);
         let points = lanes.map(|index| curve::g1_words(&keys[index]));
         let (words, undecided) = mul::weighted_keys_on(path, points, lanes.map(|i| weights[i]))?;
