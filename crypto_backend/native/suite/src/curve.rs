@@ -166,35 +166,35 @@ pub fn g2_to_affine(point: &G2) -> G2Affine {
     out
 }
 
-/// Many points made affine with one shared inversion each (blst's batch conversion,
-/// which multiplies every Z together: an identity, Z = 0, is left out of it and given
+/// Many points made affine with one shared inversion (blst's batch conversion, which
+/// multiplies every Z together: an identity, Z = 0, is left out of it and given
 /// blst's all-zero affine identity).
 pub fn g1s_to_affine(points: &[G1]) -> Vec<G1Affine> {
-    let finite: Vec<usize> = (0..points.len()).filter(|i| !g1_is_identity(&points[*i])).collect();
-    let pointers: Vec<*const G1> = finite.iter().map(|i| &points[*i] as *const _).collect();
-    let mut affine = vec![G1Affine::default(); finite.len()];
-    if !finite.is_empty() {
-        // SAFETY: `pointers` holds `finite.len()` pointers to live points and `affine`
-        // has room for as many affine points.
-        unsafe { blst_p1s_to_affine(affine.as_mut_ptr(), pointers.as_ptr(), pointers.len()) };
-    }
-    let mut out = vec![G1Affine::default(); points.len()];
-    for (index, point) in finite.into_iter().zip(affine) {
-        out[index] = point;
-    }
-    out
+    batch_to_affine(points, g1_is_identity, blst_p1s_to_affine)
 }
 
 /// `g1s_to_affine` for G2.
 pub fn g2s_to_affine(points: &[G2]) -> Vec<G2Affine> {
-    let finite: Vec<usize> = (0..points.len()).filter(|i| !g2_is_identity(&points[*i])).collect();
-    let pointers: Vec<*const G2> = finite.iter().map(|i| &points[*i] as *const _).collect();
-    let mut affine = vec![G2Affine::default(); finite.len()];
+    batch_to_affine(points, g2_is_identity, blst_p2s_to_affine)
+}
+
+/// The finite points through blst's batch conversion `convert`, the identities as
+/// the all-zero default.
+fn batch_to_affine<P, A: Default + Clone>(
+    points: &[P],
+    is_identity: fn(&P) -> bool,
+    convert: unsafe extern "C" fn(*mut A, *const *const P, usize),
+) -> Vec<A> {
+    let finite: Vec<usize> = (0..points.len()).filter(|i| !is_identity(&points[*i])).collect();
+    let pointers: Vec<*const P> = finite.iter().map(|i| &points[*i] as *const _).collect();
+    let mut affine = vec![A::default(); finite.len()];
     if !finite.is_empty() {
-        // SAFETY: as in `g1s_to_affine`.
-        unsafe { blst_p2s_to_affine(affine.as_mut_ptr(), pointers.as_ptr(), pointers.len()) };
+        // SAFETY: `convert` is blst's batch conversion for P and A; `pointers` holds
+        // `finite.len()` pointers to live points and `affine` has room for as many
+        // affine points.
+        unsafe { convert(affine.as_mut_ptr(), pointers.as_ptr(), pointers.len()) };
     }
-    let mut out = vec![G2Affine::default(); points.len()];
+    let mut out = vec![A::default(); points.len()];
     for (index, point) in finite.into_iter().zip(affine) {
         out[index] = point;
     }
