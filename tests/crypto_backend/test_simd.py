@@ -128,6 +128,35 @@ def test_ifma_lane_op_matches_portable(op: str, seed: int) -> None:
     assert run_lane_op(op, "avx512ifma", a, b, c) == run_lane_op(op, "portable", a, b, c)
 
 
+def _permute_reference(a: list[int], b: list[int], index: list[int]) -> list[int]:
+    """Vector by vector: lane k is lane index[k] & 7 of a, or of b where bit 3 is set."""
+    out = []
+    for start in range(0, len(a), 8):
+        for k in range(8):
+            chosen = index[start + k]
+            source = b if chosen & 8 else a
+            out.append(source[start + (chosen & 7)])
+    return out
+
+
+def test_portable_permute_matches_python_integers(seed: int) -> None:
+    """permute2 moves lanes across the vector (the cyclotomic kernel's layout), so it
+    has its own reference: any index, its bits above the fourth ignored."""
+    a, b, index = lane_inputs(CASES, random.Random(seed ^ 0x9e2))
+    assert run_lane_op("permute2", "portable", a, b, index) == _permute_reference(a, b, index)
+    # The comparison can fail: an index of small values picks real lanes of both.
+    small = [word % 16 for word in index]
+    got = run_lane_op("permute2", "portable", a, b, small)
+    assert got == _permute_reference(a, b, small) and got != a
+
+
+def test_ifma_permute_matches_portable(seed: int) -> None:
+    ifma_or_skip()
+    a, b, index = lane_inputs(CASES, random.Random(seed ^ 0x9e3))
+    assert run_lane_op("permute2", "avx512ifma", a, b, index) == \
+        run_lane_op("permute2", "portable", a, b, index)
+
+
 def test_the_ifma_kernels_are_compiled_whole_with_the_features() -> None:
     """This host cannot run the IFMA layer, but it can read the machine code: every
     function that touches a 512-bit register must be one entered through

@@ -24,6 +24,8 @@ pub enum LaneOp {
     Eq,
     Lt,
     Select,
+    /// `permute2(a, b, c)`: the lanes of c are the index.
+    Permute2,
 }
 
 struct LaneOpKernel {
@@ -67,6 +69,7 @@ impl Kernel for LaneOpKernel {
                         .fold(0u8, |bits, (lane, word)| bits | (((word & 1) as u8) << lane));
                     o.store(o.select(mask, a, b))
                 }
+                LaneOp::Permute2 => o.store(o.permute2(a, b, self.c[index])),
             });
         }
         out
@@ -89,13 +92,15 @@ impl LaneOp {
             "eq" => LaneOp::Eq,
             "lt" => LaneOp::Lt,
             "select" => LaneOp::Select,
+            "permute2" => LaneOp::Permute2,
             _ => return None,
         })
     }
 }
 
 /// `op` on each triple of vectors (masks come back as one word per lane, 0 or 1;
-/// `select` takes its mask from bit 0 of each lane of `c`); None on `Path::Off` or
+/// `select` takes its mask from bit 0 of each lane of `c`, `permute2` its index from
+/// the lanes of `c`); None on `Path::Off` or
 /// without IFMA. The three lists have one length.
 pub fn lane_op_on(
     path: Path,

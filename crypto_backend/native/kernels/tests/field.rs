@@ -97,8 +97,11 @@ fn field_operations_match_blst() {
     }
 }
 
-/// The definition of each lane operation on one lane (masks as 0 or 1).
-fn lane_reference(op: LaneOp, a: u64, b: u64, c: u64) -> u64 {
+/// The definition of each lane operation at one lane of the vectors a, b, c (masks
+/// as 0 or 1); only `Permute2` reads other lanes.
+fn lane_reference(op: LaneOp, vectors: [&[u64; 8]; 3], lane: usize) -> u64 {
+    let [a_lanes, b_lanes, c_lanes] = vectors;
+    let (a, b, c) = (a_lanes[lane], b_lanes[lane], c_lanes[lane]);
     let product = ((b & ((1 << 52) - 1)) as u128) * ((c & ((1 << 52) - 1)) as u128);
     match op {
         LaneOp::Madd52Lo => a.wrapping_add(product as u64 & ((1 << 52) - 1)),
@@ -119,6 +122,10 @@ fn lane_reference(op: LaneOp, a: u64, b: u64, c: u64) -> u64 {
             } else {
                 a
             }
+        }
+        LaneOp::Permute2 => {
+            let source = if c & 8 == 8 { b_lanes } else { a_lanes };
+            source[(c & 7) as usize]
         }
     }
 }
@@ -158,15 +165,16 @@ fn lane_operations_keep_their_definitions() {
         LaneOp::Eq,
         LaneOp::Lt,
         LaneOp::Select,
+        LaneOp::Permute2,
     ];
     for path in common::layers() {
         for op in ops {
             let got =
                 probe::lane_op_on(path, op, a.clone(), b.clone(), c.clone()).expect("a layer");
             for (index, vector) in got.iter().enumerate() {
-                for lane in 0..8 {
-                    let want = lane_reference(op, a[index][lane], b[index][lane], c[index][lane]);
-                    assert_eq!(vector[lane], want, "{path:?} {op:?} {index}/{lane}");
+                for (lane, got) in vector.iter().enumerate() {
+                    let want = lane_reference(op, [&a[index], &b[index], &c[index]], lane);
+                    assert_eq!(*got, want, "{path:?} {op:?} {index}/{lane}");
                 }
             }
         }

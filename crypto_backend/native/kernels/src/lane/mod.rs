@@ -46,6 +46,11 @@ pub trait LaneOps: Copy {
     fn lt_mask(self, a: Self::V, b: Self::V) -> u8;
     /// `when_set` in the lanes whose mask bit is set, `when_clear` elsewhere.
     fn select(self, mask: u8, when_clear: Self::V, when_set: Self::V) -> Self::V;
+    /// Lanes moved across: lane k of the result is lane `index[k] & 7` of `a` where
+    /// bit 3 of `index[k]` is clear, of `b` where it is set (the other bits are
+    /// ignored). For the kernels that spread one computation over the lanes (the
+    /// final exponentiation's squarings); the index is public, never data.
+    fn permute2(self, a: Self::V, b: Self::V, index: [u64; 8]) -> Self::V;
 }
 
 /// A computation written once over the lane operations (a decode pass, a field

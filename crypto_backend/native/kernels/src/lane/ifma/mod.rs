@@ -107,4 +107,14 @@ impl LaneOps for Ifma {
     fn select(self, mask: u8, when_clear: __m512i, when_set: __m512i) -> __m512i {
         unsafe { _mm512_mask_blend_epi64(mask, when_clear, when_set) }
     }
+    #[inline(always)]
+    fn permute2(self, a: __m512i, b: __m512i, index: [u64; 8]) -> __m512i {
+        // SAFETY: reads the 64 bytes of `index` (a constant at every call, which LLVM
+        // keeps in the constant pool), no alignment needed; vpermt2q reads only the
+        // low 4 bits of each index lane.
+        unsafe {
+            let index = _mm512_loadu_si512(index.as_ptr() as *const __m512i);
+            _mm512_permutex2var_epi64(a, index, b)
+        }
+    }
 }

@@ -113,6 +113,15 @@ impl LaneOps for Portable {
         }
         out
     }
+    #[inline(always)]
+    fn permute2(self, a: [u64; 8], b: [u64; 8], index: [u64; 8]) -> [u64; 8] {
+        let mut out = [0u64; 8];
+        for lane in 0..8 {
+            let source = if index[lane] & 8 == 0 { &a } else { &b };
+            out[lane] = source[(index[lane] & 7) as usize];
+        }
+        out
+    }
 }
 
 /// One lane in plain u64 code: the portable layer's field multiplication runs the
@@ -189,5 +198,15 @@ impl LaneOps for OneLane {
         // Branch-free, as in `Portable::select`.
         let all = 0u64.wrapping_sub((std::hint::black_box(mask) & 1) as u64);
         (when_clear & !all) | (when_set & all)
+    }
+    /// Lane 0 is the only lane held: it comes from `a` or `b` by bit 3 of
+    /// `index[0]`. The field operations run on this layer never move lanes.
+    #[inline(always)]
+    fn permute2(self, a: u64, b: u64, index: [u64; 8]) -> u64 {
+        if index[0] & 8 == 0 {
+            a
+        } else {
+            b
+        }
     }
 }
