@@ -13,6 +13,7 @@
 mod common;
 
 use bls_lanes::cost::{self, FieldKernel, FieldOp};
+use bls_lanes::cyclotomic::CyclotomicSquarings;
 use bls_lanes::field::fpx8;
 use bls_lanes::lane::counting::{self, Model, OpKind, Report};
 use bls_lanes::lane::{Kernel, Portable};
@@ -117,6 +118,22 @@ fn rows() -> Vec<Row> {
             cost::signatures(&table, &mut counted_scalars),
             cost::signatures(&table, &mut plain_scalars),
         ),
+    );
+    // One value over the lanes: a run of 2 squarings less a run of 1 is one squaring
+    // without the entry's conversions; its path, one link of the run's chain.
+    let value = common::fp12_of_words(&common::cyclotomic_value(&mut rng));
+    let run =
+        |count| counted(CyclotomicSquarings { value, count }, CyclotomicSquarings { value, count });
+    let (one, two) = (run(1), run(2));
+    push(
+        "cyclotomic_sqr",
+        "one Fp12 value: a cyclotomic squaring, 18 products over 3 passes",
+        Report {
+            counts: std::array::from_fn(|kind| two.counts[kind] - one.counts[kind]),
+            critical_path: std::array::from_fn(|model| {
+                two.critical_path[model] - one.critical_path[model]
+            }),
+        },
     );
     let messages: [Vec<u8>; 8] = std::array::from_fn(|_| rng.next().to_le_bytes().to_vec());
     let expanded = messages.each_ref().map(|message| common::expand(message));

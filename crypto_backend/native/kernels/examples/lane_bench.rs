@@ -2,7 +2,9 @@
 //! multiplication (a dependent chain, and four independent products per step) and
 //! the G1/G2 decode pass, on the portable layer and, where this CPU has AVX-512
 //! IFMA, on the IFMA layer, each against blst doing the same work for 8 elements
-//! (8 mul_mont_384 through blst_fp_mul; 8 decompressions with the subgroup check).
+//! (8 mul_mont_384 through blst_fp_mul; 8 decompressions with the subgroup check);
+//! and 63 squarings of one cyclotomic-subgroup Fp12 value spread over the lanes
+//! (an exponentiation by x's chain) against 63 blst_fp12_cyclotomic_sqr.
 //! It prints medians over rounds, ours and blst's timed in turn within each round,
 //! and their ratios:
 //!
@@ -12,6 +14,7 @@
 mod common;
 
 use bls_lanes::cost;
+use bls_lanes::cyclotomic::CyclotomicSquarings;
 use bls_lanes::field::fpx8::{Fpx8, Limbs};
 use bls_lanes::lane::{Kernel, LaneOps, Portable};
 use blst::{blst_fp, blst_fp_mul};
@@ -221,6 +224,43 @@ fn main() {
                     black_box(token.run(cost::g2_decode_chunk(&signatures)));
                 },
                 blst_g2,
+            ),
+        );
+    }
+
+    println!();
+    println!("63 squarings of one cyclotomic-subgroup Fp12 value, spread over the lanes (us; ratio = lanes / blst)");
+    println!("{:<44}{:>12}{:>12}{:>10}", "", "lanes", "blst", "ratio");
+    let value = common::fp12_of_words(&common::cyclotomic_value(&mut rng));
+    let blst_squarings = || {
+        let mut value = common::fp12_of(&value);
+        for _ in 0..63 {
+            let so_far = black_box(value);
+            // SAFETY: a live fp12 in, a distinct one out.
+            unsafe { blst::blst_fp12_cyclotomic_sqr(&mut value, &so_far) };
+        }
+        black_box(value);
+    };
+    row(
+        "cyclotomic squarings, portable",
+        time_pair(
+            portable_rounds,
+            || {
+                black_box(CyclotomicSquarings { value, count: 63 }.run(Portable));
+            },
+            blst_squarings,
+        ),
+    );
+    #[cfg(target_arch = "x86_64")]
+    if let Some(token) = ifma {
+        row(
+            "cyclotomic squarings, ifma",
+            time_pair(
+                rounds,
+                || {
+                    black_box(token.run(CyclotomicSquarings { value, count: 63 }));
+                },
+                blst_squarings,
             ),
         );
     }

@@ -11,6 +11,7 @@
 
 pub mod cost;
 pub mod curve;
+pub mod cyclotomic;
 pub mod decode;
 pub mod dispatch;
 pub mod field;

@@ -8,12 +8,7 @@ mod common;
 use bls_lanes::miller::{self, Fp12Op};
 use bls_lanes::points::{Fp12Words, G1Words, G2Words};
 use blst::*;
-use common::Rng;
-
-fn fp12_of(words: &Fp12Words) -> blst_fp12 {
-    let fp2 = |words: &[[u64; 6]; 2]| blst_fp2 { fp: words.map(|l| blst_fp { l }) };
-    blst_fp12 { fp6: words.map(|fp6| blst_fp6 { fp2: fp6.each_ref().map(fp2) }) }
-}
+use common::{fp12_of, fp12_of_words, random_fp12, Rng};
 
 fn final_exp(value: &blst_fp12) -> blst_fp12 {
     let mut out = blst_fp12::default();
@@ -114,20 +109,6 @@ fn each_lane_accumulates_its_pair_of_every_chunk() {
     }
 }
 
-fn random_fp12(rng: &mut Rng) -> Fp12Words {
-    std::array::from_fn(|_| {
-        std::array::from_fn(|_| {
-            std::array::from_fn(|_| {
-                let plain = rng.below_p();
-                let mut montgomery = blst_fp::default();
-                // SAFETY: six words in, one field element out.
-                unsafe { blst_fp_from_uint64(&mut montgomery, plain.as_ptr()) };
-                montgomery.l
-            })
-        })
-    })
-}
-
 #[test]
 fn fp12_products_match_blst() {
     let mut rng = Rng(0x6736);
@@ -150,12 +131,4 @@ fn fp12_products_match_blst() {
             }
         }
     }
-}
-
-fn fp12_of_words(value: &blst_fp12) -> Fp12Words {
-    std::array::from_fn(|half| {
-        std::array::from_fn(|index| {
-            std::array::from_fn(|part| value.fp6[half].fp2[index].fp[part].l)
-        })
-    })
 }

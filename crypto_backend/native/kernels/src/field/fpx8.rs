@@ -124,6 +124,17 @@ const P4: Limbs = [
     0x7a8e5ff9a692c,
     0x68044,
 ];
+/// 8p (8p < 2^384: limb 7 below 2^20), for `reduce_lazy`.
+const P8: Limbs = [
+    0x7fffffffd5558,
+    0xf58a9ffffdcff,
+    0x587b120f55fff,
+    0x95fb39869507b,
+    0xb23ba5c279c28,
+    0xdd3db21a5d66b,
+    0xf51cbff34d258,
+    0xd0088,
+];
 /// -p^-1 mod 2^52.
 const P_INV_NEG: u64 = 0x3fffcfffcfffd;
 /// R^2 mod p (to Montgomery form).
@@ -455,6 +466,16 @@ impl<O: LaneOps> Fpx8<O> {
         let (difference, borrow) = self.sub_limbs(&t, &self.constant(bound));
         let no_borrow = o.eq_mask(borrow, o.splat(0));
         self.select(no_borrow, &t, &difference)
+    }
+
+    /// The lazy representation (in [0, 2p)) of a sum of field elements a in
+    /// [0, 16p) whose limbs are carried (`add_for_mul`'s form): conditional
+    /// subtractions of 8p, 4p and 2p.
+    #[inline(always)]
+    pub fn reduce_lazy(self, a: &Fe<O>) -> Fe<O> {
+        let a = self.reduce_below(*a, &P8);
+        let a = self.reduce_below(a, &P4);
+        self.reduce_below(a, &P2)
     }
 
     /// The canonical representation (in [0, p)) of a (in [0, 2p)).

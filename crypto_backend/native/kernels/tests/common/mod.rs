@@ -4,7 +4,7 @@
 
 use bls_lanes::decode::Decoded;
 use bls_lanes::dispatch::{self, Path};
-use bls_lanes::points::{G1Words, G2Words};
+use bls_lanes::points::{Fp12Words, G1Words, G2Words};
 use blst::*;
 
 /// splitmix64: reproducible inputs from a printed seed.
@@ -222,5 +222,52 @@ pub fn corruptions<const N: usize>(valid: &[[u8; N]], rng: &mut Rng) -> Vec<Vec<
     let mut zero = vec![0u8; N];
     zero[0] = 0x80;
     out.push(zero);
+    out
+}
+
+/// blst's Fp12 value of a kernel's words (the same words).
+pub fn fp12_of(words: &Fp12Words) -> blst_fp12 {
+    let fp2 = |words: &[[u64; 6]; 2]| blst_fp2 { fp: words.map(|l| blst_fp { l }) };
+    blst_fp12 { fp6: words.map(|fp6| blst_fp6 { fp2: fp6.each_ref().map(fp2) }) }
+}
+
+pub fn fp12_of_words(value: &blst_fp12) -> Fp12Words {
+    std::array::from_fn(|half| {
+        std::array::from_fn(|index| {
+            std::array::from_fn(|part| value.fp6[half].fp2[index].fp[part].l)
+        })
+    })
+}
+
+/// An Fp12 value of random canonical coefficients, in blst's Montgomery words.
+pub fn random_fp12(rng: &mut Rng) -> Fp12Words {
+    std::array::from_fn(|_| {
+        std::array::from_fn(|_| {
+            std::array::from_fn(|_| {
+                let plain = rng.below_p();
+                let mut montgomery = blst_fp::default();
+                // SAFETY: six words in, one field element out.
+                unsafe { blst_fp_from_uint64(&mut montgomery, plain.as_ptr()) };
+                montgomery.l
+            })
+        })
+    })
+}
+
+/// f^((p^6 - 1)(p^2 + 1)) for a random f: the easy part of a final exponentiation,
+/// whose values are in the cyclotomic subgroup.
+pub fn cyclotomic_value(rng: &mut Rng) -> blst_fp12 {
+    let f = fp12_of(&random_fp12(rng));
+    let (mut inverse, mut easy, mut frobenius, mut out) =
+        (blst_fp12::default(), f, blst_fp12::default(), blst_fp12::default());
+    // SAFETY: live fp12 values in, distinct ones out.
+    unsafe {
+        blst_fp12_inverse(&mut inverse, &f);
+        blst_fp12_conjugate(&mut easy);
+        let conjugate = easy;
+        blst_fp12_mul(&mut easy, &conjugate, &inverse);
+        blst_fp12_frobenius_map(&mut frobenius, &easy, 2);
+        blst_fp12_mul(&mut out, &frobenius, &easy);
+    }
     out
 }
