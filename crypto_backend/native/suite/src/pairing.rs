@@ -3,6 +3,7 @@
 //! one final exponentiation (blst's).
 
 use crate::curve::{self, g1_from_affine, g1_to_affine, g2_affine_is_identity, G1Affine, G2Affine};
+use bls_lanes::cyclotomic;
 use bls_lanes::dispatch::{self, Path};
 use bls_lanes::miller;
 use bls_lanes::points::{Fp12Words, G1Words, G2Words};
@@ -15,6 +16,9 @@ pub static PAIRING_CHECKS: AtomicU64 = AtomicU64::new(0);
 /// Chunks of 8 pairs run through the Miller-loop kernel (tests check that a path
 /// went through the lanes).
 pub static MILLER_PASSES: AtomicU64 = AtomicU64::new(0);
+/// Runs of squarings on the cyclotomic kernel (the final exponentiation on a SIMD
+/// path), for the same purpose.
+pub static CYCLOTOMIC_RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// Whether prod e(P_i, Q_i) == e(g1, signature), with one final exponentiation.
 ///
@@ -42,12 +46,121 @@ pub fn pairings_equal_signature(pairs: &[(G1Affine, G2Affine)], signature: &G2Af
     // The Miller loops: blst_miller_loop_n, or whole chunks of 8 on the lane
     // kernels under a SIMD path.
     let loop_value = miller_product(&ps, &qs);
-    // SAFETY: the fp12 output is plain limbs, fully written by blst before being read.
-    unsafe {
-        let mut result: blst_fp12 = std::mem::zeroed();
-        blst_final_exp(&mut result, &loop_value);
-        blst_fp12_is_one(&result)
+    let result = final_exp_on(&loop_value, dispatch::current());
+    // SAFETY: a live fp12 value.
+    unsafe { blst_fp12_is_one(&result) }
+}
+
+/// |x| for the curve's parameter x = -0xd201000000010000.
+const X_ABS: u64 = 0xd201000000010000;
+/// Below this many squarings in a row, blst's cyclotomic squaring beats a kernel
+/// entry (whose conversions in and out cost about one squaring).
+const MIN_LANE_SQUARINGS: u32 = 2;
+
+/// The final exponentiation, value^((p^12 - 1)/r), the same value as blst_final_exp:
+/// blst's for `Path::Off`; on a lane path the easy part on blst and the hard part's
+/// five exponentiations by x with their squarings spread over the lanes
+/// (`bls_lanes::cyclotomic`), the products between them on blst.
+pub fn final_exp_on(value: &blst_fp12, path: Path) -> blst_fp12 {
+    let mut result = blst_fp12::default();
+    if path == Path::Off {
+        // SAFETY: one live fp12 in, one out.
+        unsafe { blst_final_exp(&mut result, value) };
+        return result;
     }
+    let easy = easy_part(value);
+    match hard_part(&easy, path) {
+        Some(result) => result,
+        None => {
+            // SAFETY: one live fp12 in, one out.
+            unsafe { blst_final_exp(&mut result, value) };
+            result
+        }
+    }
+}
+
+fn mul(a: &blst_fp12, b: &blst_fp12) -> blst_fp12 {
+    let mut out = blst_fp12::default();
+    // SAFETY: live fp12 values in, a separate one out.
+    unsafe { blst_fp12_mul(&mut out, a, b) };
+    out
+}
+
+fn conjugate(a: &blst_fp12) -> blst_fp12 {
+    let mut out = *a;
+    // SAFETY: conjugates one live fp12 in place.
+    unsafe { blst_fp12_conjugate(&mut out) };
+    out
+}
+
+fn frobenius(a: &blst_fp12, power: usize) -> blst_fp12 {
+    let mut out = blst_fp12::default();
+    // SAFETY: a live fp12 in, a separate one out.
+    unsafe { blst_fp12_frobenius_map(&mut out, a, power) };
+    out
+}
+
+/// f^((p^6 - 1)(p^2 + 1)): conj(f)/f, then its p^2 power times itself. Its values
+/// are in the cyclotomic subgroup, where conj is the inverse. 0 (never a Miller
+/// value) gives 0, as in blst, whose inverse of 0 is 0.
+fn easy_part(f: &blst_fp12) -> blst_fp12 {
+    let mut inverse = blst_fp12::default();
+    // SAFETY: a live fp12 in, a separate one out.
+    unsafe { blst_fp12_inverse(&mut inverse, f) };
+    let t = mul(&conjugate(f), &inverse);
+    mul(&frobenius(&t, 2), &t)
+}
+
+/// a^x for a in the cyclotomic subgroup: a^|x| by its bits, runs of squarings on
+/// the lanes, then conjugated (x < 0).
+fn cyclotomic_pow_x(a: &blst_fp12, path: Path) -> Option<blst_fp12> {
+    let mut acc = *a;
+    let mut pending = 0u32;
+    for bit in (0..63).rev() {
+        pending += 1;
+        if (X_ABS >> bit) & 1 == 1 || bit == 0 {
+            acc = cyclotomic_squarings(&acc, pending, path)?;
+            pending = 0;
+            if (X_ABS >> bit) & 1 == 1 {
+                acc = mul(&acc, a);
+            }
+        }
+    }
+    Some(conjugate(&acc))
+}
+
+fn cyclotomic_squarings(a: &blst_fp12, count: u32, path: Path) -> Option<blst_fp12> {
+    if count < MIN_LANE_SQUARINGS {
+        let mut acc = *a;
+        for _ in 0..count {
+            let so_far = acc;
+            // SAFETY: a live fp12 in, a separate one out.
+            unsafe { blst_fp12_cyclotomic_sqr(&mut acc, &so_far) };
+        }
+        return Some(acc);
+    }
+    let words = cyclotomic::squarings_on(path, &fp12_words(a), count)?;
+    CYCLOTOMIC_RUNS.fetch_add(1, Ordering::Relaxed);
+    Some(fp12_from_words(&words))
+}
+
+/// f^(3 (p^4 - p^2 + 1)/r) for f in the cyclotomic subgroup, by
+/// 3 (p^4 - p^2 + 1)/r = (x - 1)^2 (x + p) (x^2 + p^2 - 1) + 3 (Hayashida,
+/// Hayasaka and Teruya, eprint 2020/875): five exponentiations by x. The cube of the
+/// exponentiation by (p^4 - p^2 + 1)/r; 3 is prime to r, so it is 1 exactly where
+/// that is.
+fn hard_part(f: &blst_fp12, path: Path) -> Option<blst_fp12> {
+    // a = f^(x - 1)^2
+    let a = mul(&cyclotomic_pow_x(f, path)?, &conjugate(f));
+    let a = mul(&cyclotomic_pow_x(&a, path)?, &conjugate(&a));
+    // b = a^(x + p)
+    let b = mul(&cyclotomic_pow_x(&a, path)?, &frobenius(&a, 1));
+    // c = b^(x^2 + p^2 - 1)
+    let b_x2 = cyclotomic_pow_x(&cyclotomic_pow_x(&b, path)?, path)?;
+    let c = mul(&mul(&b_x2, &frobenius(&b, 2)), &conjugate(&b));
+    // times f^3
+    let f_squared = cyclotomic_squarings(f, 1, path)?;
+    Some(mul(&c, &mul(&f_squared, f)))
 }
 
 /// A kernel's Fp12 value as blst's (the same words).

@@ -1,7 +1,8 @@
 //! Entry points of the differential tests that need blst beside the kernels: Fp12
 //! values read from bytes, one Fp12 operation on blst or on the Miller-loop kernel's
 //! lanes, and the final exponentiation of a Miller product on a named path. Nothing
-//! in the suite calls them.
+//! in the suite calls them (the final exponentiation of given values is
+//! `pairing::final_exp_on` itself).
 
 use crate::curve::{self, G1Affine, G2Affine};
 use crate::pairing::{self, fp12_from_words, fp12_words};
@@ -9,8 +10,7 @@ use bls_lanes::dispatch::Path;
 use bls_lanes::field::fpx8;
 use bls_lanes::miller::{self, Fp12Op};
 use blst::{
-    blst_final_exp, blst_fp, blst_fp12, blst_fp12_conjugate, blst_fp12_mul, blst_fp12_sqr,
-    blst_fp_from_bendian,
+    blst_fp, blst_fp12, blst_fp12_conjugate, blst_fp12_mul, blst_fp12_sqr, blst_fp_from_bendian,
 };
 
 pub const FP12_BYTES: usize = 12 * 48;
@@ -85,15 +85,13 @@ pub fn fp12_op_on(
     Some(out)
 }
 
-/// final_exp(prod of the Miller values of the pairs), the Miller product on `path`
-/// (`pairing::miller_product_on`). No pair may hold an identity point.
+/// final_exp(prod of the Miller values of the pairs), the Miller product and the
+/// final exponentiation on `path` (`pairing::miller_product_on`,
+/// `pairing::final_exp_on`). No pair may hold an identity point.
 pub fn miller_final_on(ps: &[G1Affine], qs: &[G2Affine], path: Path) -> blst_fp12 {
     assert!(ps.iter().all(|p| !curve::g1_affine_is_identity(p)), "no identity in a Miller loop");
     let p_refs: Vec<&G1Affine> = ps.iter().collect();
     let q_refs: Vec<&G2Affine> = qs.iter().collect();
     let product = pairing::miller_product_on(&p_refs, &q_refs, path);
-    let mut result = blst_fp12::default();
-    // SAFETY: one live fp12 in, one out.
-    unsafe { blst_final_exp(&mut result, &product) };
-    result
+    pairing::final_exp_on(&product, path)
 }

@@ -1,6 +1,6 @@
 //! The pairing checks' lane kernels for the differential tests and bench/crypto.py:
 //! 8-lane Fp12 operations against blst's, the final exponentiation of a Miller
-//! product on a named path, and the hash to G2 of many messages on a named path.
+//! product or of given values on a named path, and the hash to G2 of many messages on a named path.
 //! Fp12 values cross as 12 big-endian 48-byte coordinates
 //! (c0.c0.c0, c0.c0.c1, c0.c1.c0, ...) in, and as blst's canonical Montgomery limbs
 //! (little-endian bytes) out, so equal values give equal bytes.
@@ -10,6 +10,7 @@ use bls_lanes::dispatch::{self, Path};
 use bls_lanes::miller::Fp12Op;
 use bls_suite::curve::{self, G1Affine, G2Affine};
 use bls_suite::hash;
+use bls_suite::pairing;
 use bls_suite::probe::{self, FP12_BYTES};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -83,6 +84,20 @@ fn miller_final_on<'py>(
     Ok(PyBytes::new(py, &probe::fp12_to_bytes(&[result])))
 }
 
+/// The final exponentiation of each Fp12 value on a path ("none" is
+/// blst_final_exp; a lane layer runs the hard part's squarings on the cyclotomic
+/// kernel, `pairing::final_exp_on`).
+#[pyfunction]
+fn final_exp_on<'py>(py: Python<'py>, values: &[u8], path: &str) -> PyResult<Bound<'py, PyBytes>> {
+    let path = path_named(path)?;
+    let values = probe::fp12_from_bytes(values)
+        .ok_or_else(|| PyValueError::new_err("Fp12 values of coordinates below p"))?;
+    let out = without_gil(py, || {
+        values.iter().map(|value| pairing::final_exp_on(value, path)).collect::<Vec<_>>()
+    })?;
+    Ok(PyBytes::new(py, &probe::fp12_to_bytes(&out)))
+}
+
 /// The compressed hash to G2 of each message under `dst`, on a path ("none" is
 /// blst_hash_to_g2 for each; a lane layer hashes eight a pass, the rest on blst).
 #[pyfunction]
@@ -104,5 +119,6 @@ pub fn add_to(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(hash_to_g2_on, module)?)?;
     module.add_function(wrap_pyfunction!(fp12_op, module)?)?;
     module.add_function(wrap_pyfunction!(miller_final_on, module)?)?;
+    module.add_function(wrap_pyfunction!(final_exp_on, module)?)?;
     Ok(())
 }
