@@ -203,4 +203,16 @@ impl<O: LaneOps> FieldOps for Fp2x8<O> {
     fn is_zero_mask(self, a: &Fe2<O>) -> u8 {
         Fp2x8::is_zero_mask(self, a)
     }
+    #[inline(always)]
+    fn triple(self, a: &Fe2<O>) -> Fe2<O> {
+        [self.f.triple(&a[0]), self.f.triple(&a[1])]
+    }
+    #[inline(always)]
+    fn times4(self, a: &Fe2<O>) -> Fe2<O> {
+        [self.f.times4(&a[0]), self.f.times4(&a[1])]
+    }
+    #[inline(always)]
+    fn times8(self, a: &Fe2<O>) -> Fe2<O> {
+        [self.f.times8(&a[0]), self.f.times8(&a[1])]
+    }
 }

@@ -468,6 +468,39 @@ impl<O: LaneOps> Fpx8<O> {
         self.select(no_borrow, &t, &difference)
     }
 
+    /// 3a, 4a and 8a in [0, 2p) for a in [0, 2p): formed unreduced (below 6p, 8p,
+    /// 16p), carried, then reduced by as many conditional subtractions as the bound
+    /// needs: one pass where two or three chained additions reduced after each.
+    #[inline(always)]
+    pub fn triple(self, a: &Fe<O>) -> Fe<O> {
+        let o = self.o;
+        let mut sum = *a;
+        for j in 0..8 {
+            sum[j] = o.add(o.add(a[j], a[j]), a[j]);
+        }
+        self.reduce_below(self.reduce_below(self.carry(sum), &P4), &P2)
+    }
+
+    #[inline(always)]
+    pub fn times4(self, a: &Fe<O>) -> Fe<O> {
+        let o = self.o;
+        let mut product = *a;
+        for j in 0..8 {
+            product[j] = o.shl::<2>(a[j]);
+        }
+        self.reduce_below(self.reduce_below(self.carry(product), &P4), &P2)
+    }
+
+    #[inline(always)]
+    pub fn times8(self, a: &Fe<O>) -> Fe<O> {
+        let o = self.o;
+        let mut product = *a;
+        for j in 0..8 {
+            product[j] = o.shl::<3>(a[j]);
+        }
+        self.reduce_lazy(&self.carry(product))
+    }
+
     /// The lazy representation (in [0, 2p)) of a sum of field elements a in
     /// [0, 16p) whose limbs are carried (`add_for_mul`'s form): conditional
     /// subtractions of 8p, 4p and 2p.
@@ -719,6 +752,10 @@ pub trait FieldOps: Multiplicative {
     fn double(self, a: &Self::Element) -> Self::Element {
         self.add(a, a)
     }
+    /// 3a, 4a, 8a (the curve formulas' small multiples), reduced as `add`'s results.
+    fn triple(self, a: &Self::Element) -> Self::Element;
+    fn times4(self, a: &Self::Element) -> Self::Element;
+    fn times8(self, a: &Self::Element) -> Self::Element;
 }
 
 impl<O: LaneOps> FieldOps for Fpx8<O> {
@@ -737,6 +774,18 @@ impl<O: LaneOps> FieldOps for Fpx8<O> {
     #[inline(always)]
     fn is_zero_mask(self, a: &Fe<O>) -> u8 {
         Fpx8::is_zero_mask(self, a)
+    }
+    #[inline(always)]
+    fn triple(self, a: &Fe<O>) -> Fe<O> {
+        Fpx8::triple(self, a)
+    }
+    #[inline(always)]
+    fn times4(self, a: &Fe<O>) -> Fe<O> {
+        Fpx8::times4(self, a)
+    }
+    #[inline(always)]
+    fn times8(self, a: &Fe<O>) -> Fe<O> {
+        Fpx8::times8(self, a)
     }
 }
 
