@@ -483,22 +483,22 @@ impl<O: LaneOps> Fpx8<O> {
 
     #[inline(always)]
     pub fn times4(self, a: &Fe<O>) -> Fe<O> {
-        let o = self.o;
-        let mut product = *a;
-        for j in 0..8 {
-            product[j] = o.shl::<2>(a[j]);
-        }
-        self.reduce_below(self.reduce_below(self.carry(product), &P4), &P2)
+        self.reduce_below(self.reduce_below(self.shifted::<2>(a), &P4), &P2)
     }
 
     #[inline(always)]
     pub fn times8(self, a: &Fe<O>) -> Fe<O> {
-        let o = self.o;
+        self.reduce_lazy(&self.shifted::<3>(a))
+    }
+
+    /// 2^N a, unreduced and carried (limbs below 2^52 take the shift, N <= 3).
+    #[inline(always)]
+    fn shifted<const N: u32>(self, a: &Fe<O>) -> Fe<O> {
         let mut product = *a;
         for j in 0..8 {
-            product[j] = o.shl::<3>(a[j]);
+            product[j] = self.o.shl::<N>(a[j]);
         }
-        self.reduce_lazy(&self.carry(product))
+        self.carry(product)
     }
 
     /// The lazy representation (in [0, 2p)) of a sum of field elements a in
