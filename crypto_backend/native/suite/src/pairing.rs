@@ -1,6 +1,7 @@
 //! Pairing checks: the product of many pairs' Miller values (blst's Miller loop, or
 //! whole chunks of 8 pairs on the 8-lane Miller-loop kernel under a SIMD path) and
-//! one final exponentiation (blst's).
+//! one final exponentiation (blst's, or under a SIMD path its hard part's squarings
+//! on the cyclotomic kernel: `final_exp_on`).
 
 use crate::curve::{self, g1_from_affine, g1_to_affine, g2_affine_is_identity, G1Affine, G2Affine};
 use bls_lanes::cyclotomic;
