@@ -54,8 +54,16 @@ def lane_fp_mul_independent_seconds(layer: str, count: int) -> float:
 def miller_final_exp(pairs: list[tuple[bytes, bytes]], path: str) -> bytes:
     """final_exp of the Miller product of (compressed key, compressed G2 point) pairs,
     the Miller loops on ``path``: ``"none"`` is ``blst_miller_loop_n``, a lane layer
-    runs whole chunks of 8 on the 8-lane Miller-loop kernel."""
+    runs whole chunks of 8 on the 8-lane Miller-loop kernel, and the final
+    exponentiation's squarings on the cyclotomic kernel."""
     return testing.miller_final_on(pairs, path)
+
+
+def final_exp(values: bytes, path: str) -> bytes:
+    """The final exponentiation of each Fp12 value (12 big-endian 48-byte coordinates
+    each) on ``path``: ``"none"`` is ``blst_final_exp``, a lane layer runs the hard
+    part's squarings on the cyclotomic kernel (one value spread over the lanes)."""
+    return testing.final_exp_on(values, path)
 
 
 def hash_many_to_g2(messages: list[bytes], path: str) -> list[bytes]:
