@@ -90,7 +90,7 @@ fn three_plus_twice<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
     for limb in 0..8 {
         sum[limb] = o.add(o.add(o.add(a[limb], a[limb]), o.add(a[limb], b[limb])), b[limb]);
     }
-    f.reduce_lazy(&f.add_for_mul(&sum, &f.zero()))
+    f.reduce_lazy(&f.carry(sum))
 }
 
 /// The square of each Fp2 value (lane pairs) of z: (c0 + c1)(c0 - c1) in the even

@@ -3,6 +3,7 @@
 
 mod common;
 
+use bls_lanes::curve::X_ABS as Z_ABS;
 use bls_lanes::mul;
 use common::Rng;
 
@@ -26,8 +27,7 @@ fn public_keys_match_blst() {
     }
 }
 
-/// |z| for z = -0xd201000000010000, and r - 1.
-const Z_ABS: u64 = 0xd201000000010000;
+/// r - 1.
 const R_MINUS_1: [u64; 4] =
     [0xfffffffeffffffff, 0x53bda402fffe5bfe, 0x3339d80809a1d805, 0x73eda753299d7d48];
 

@@ -4,6 +4,7 @@
 //! on the cyclotomic kernel: `final_exp_on`).
 
 use crate::curve::{self, g1_from_affine, g1_to_affine, g2_affine_is_identity, G1Affine, G2Affine};
+use bls_lanes::curve::X_ABS;
 use bls_lanes::cyclotomic;
 use bls_lanes::dispatch::{self, Path};
 use bls_lanes::miller;
@@ -52,8 +53,6 @@ pub fn pairings_equal_signature(pairs: &[(G1Affine, G2Affine)], signature: &G2Af
     unsafe { blst_fp12_is_one(&result) }
 }
 
-/// |x| for the curve's parameter x = -0xd201000000010000.
-const X_ABS: u64 = 0xd201000000010000;
 /// Below this many squarings in a row, blst's cyclotomic squaring beats a kernel
 /// entry (whose conversions in and out cost about one squaring).
 const MIN_LANE_SQUARINGS: u32 = 2;

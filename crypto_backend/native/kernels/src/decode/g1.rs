@@ -48,7 +48,7 @@ const BETA: Limbs = [
 /// |z| for z = -0xd201000000010000 (public: its bits steer the chains). [z^2]P is
 /// computed as [|z|]([|z|]P): 126 doublings and 10 mixed additions (z has 6 bits
 /// set), where one chain of z^2 (17 bits set) takes 127 and 16.
-const Z_ABS: u128 = 0xd201000000010000;
+const Z_ABS: u128 = crate::curve::X_ABS as u128;
 
 const NOT_ON_CURVE: &str = "point not on the curve";
 const NOT_IN_GROUP: &str = "point not in the subgroup";

@@ -83,8 +83,8 @@ const P_MINUS_3_OVER_4: [u64; 6] = [
     0x92c6e9ed90d2eb35,
     0x0680447a8e5ff9a6,
 ];
-/// |z| for z = -0xd201000000010000.
-const Z_ABS: u128 = 0xd201000000010000;
+/// |z| (`curve::X_ABS`), as the chain takes it.
+const Z_ABS: u128 = crate::curve::X_ABS as u128;
 
 const BAD_ENCODING: &str = "bad encoding";
 

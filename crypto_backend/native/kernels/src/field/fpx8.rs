@@ -448,7 +448,7 @@ impl<O: LaneOps> Fpx8<O> {
 
     /// Propagate carries so that limbs 0..7 are below 2^52 (limb 7 keeps the rest).
     #[inline(always)]
-    fn carry(self, mut t: Fe<O>) -> Fe<O> {
+    pub(crate) fn carry(self, mut t: Fe<O>) -> Fe<O> {
         let o = self.o;
         let mask = o.splat(MASK52);
         for j in 0..7 {
@@ -478,12 +478,12 @@ impl<O: LaneOps> Fpx8<O> {
         for j in 0..8 {
             sum[j] = o.add(o.add(a[j], a[j]), a[j]);
         }
-        self.reduce_below(self.reduce_below(self.carry(sum), &P4), &P2)
+        self.reduce_below_8p(self.carry(sum))
     }
 
     #[inline(always)]
     pub fn times4(self, a: &Fe<O>) -> Fe<O> {
-        self.reduce_below(self.reduce_below(self.shifted::<2>(a), &P4), &P2)
+        self.reduce_below_8p(self.shifted::<2>(a))
     }
 
     #[inline(always)]
@@ -506,9 +506,13 @@ impl<O: LaneOps> Fpx8<O> {
     /// subtractions of 8p, 4p and 2p.
     #[inline(always)]
     pub fn reduce_lazy(self, a: &Fe<O>) -> Fe<O> {
-        let a = self.reduce_below(*a, &P8);
-        let a = self.reduce_below(a, &P4);
-        self.reduce_below(a, &P2)
+        self.reduce_below_8p(self.reduce_below(*a, &P8))
+    }
+
+    /// [0, 2p) from carried t in [0, 8p): conditional subtractions of 4p and 2p.
+    #[inline(always)]
+    fn reduce_below_8p(self, t: Fe<O>) -> Fe<O> {
+        self.reduce_below(self.reduce_below(t, &P4), &P2)
     }
 
     /// The canonical representation (in [0, p)) of a (in [0, 2p)).

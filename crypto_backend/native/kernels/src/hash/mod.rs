@@ -53,8 +53,8 @@ pub const EXPANDED_BYTES: usize = 256;
 /// coordinate in blst's words.
 pub type G2JacobianWords = [Fp2Words; 3];
 
-/// |x| for the curve parameter x = -0xd201000000010000.
-const X_ABS: u128 = 0xd201000000010000;
+/// |x| (`curve::X_ABS`), as the chains take it.
+const X_ABS: u128 = crate::curve::X_ABS as u128;
 
 /// Each lane's hash, and the lanes left undecided (their points are meaningless).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

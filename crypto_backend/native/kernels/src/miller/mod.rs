@@ -25,6 +25,7 @@
 //! blst's own Miller loop.
 
 use crate::curve::jacobian::{self, Jacobian};
+use crate::curve::X_ABS;
 use crate::dispatch::{self, Kernel, Path};
 use crate::field::fp12x8::{Fe12, Fp12x8, Line};
 use crate::field::fp2x8::{Fe2, Fp2x8};
@@ -46,9 +47,6 @@ const BLST_ONE: [u64; 6] = [
     0x5c071a97a256ec6d,
     0x15f65ec3fa80e493,
 ];
-
-/// |x| for the BLS12-381 parameter x = -0xd201000000010000.
-const X_ABS: u64 = 0xd201000000010000;
 
 // -- conversions between blst's values and lanes -------------------------------------
 

@@ -16,13 +16,11 @@
 //! this same code, the split included, with the scalars marked undefined.
 
 use crate::curve::complete::{self, Curve, Projective};
+use crate::curve::X_ABS as Z_ABS;
 use crate::decode::g2::{PSI_X_C1, PSI_Y_C0, PSI_Y_C1};
 use crate::field::fp2x8::{Fe2, Fp2x8};
 use crate::field::fpx8::{self, Limbs};
 use crate::lane::LaneOps;
-
-/// |z| for the curve parameter z = -0xd201000000010000.
-const Z_ABS: u64 = 0xd201000000010000;
 
 /// table[i][j] = j * [|z|^i]H for j in 0..16, projective (X0, X1, Y0, Y1, Z0, Z1) in
 /// our Montgomery form: lane-free, so one table serves every pass of a call on
