@@ -132,3 +132,56 @@ fn fp12_products_match_blst() {
         }
     }
 }
+
+/// The loop of pairs two at a time (`miller::pairs`, one computation spread across
+/// the lanes): each pair slot's value, after the final exponentiation, is blst's
+/// pairing of that slot's pairs (the product over the chunks), for one chunk (a
+/// `verify`) and for several.
+#[test]
+fn each_pair_slot_is_blsts_pairing() {
+    let mut rng = Rng(0x6738);
+    for chunks in [1, 3] {
+        let ps: Vec<[blst_p1_affine; 2]> =
+            (0..chunks).map(|_| std::array::from_fn(|_| affine_g1(&rng.scalar()))).collect();
+        let qs: Vec<[blst_p2_affine; 2]> = (0..chunks)
+            .map(|chunk| {
+                std::array::from_fn(|slot| {
+                    affine_g2(&rng.scalar(), format!("pairs {chunk} message {slot}").as_bytes())
+                })
+            })
+            .collect();
+        let p_words: Vec<[G1Words; 2]> =
+            ps.iter().map(|chunk| chunk.map(|p| G1Words { x: p.x.l, y: p.y.l })).collect();
+        let q_words: Vec<[G2Words; 2]> = qs
+            .iter()
+            .map(|chunk| {
+                chunk.map(|q| G2Words {
+                    x: [q.x.fp[0].l, q.x.fp[1].l],
+                    y: [q.y.fp[0].l, q.y.fp[1].l],
+                })
+            })
+            .collect();
+        for path in common::layers() {
+            let values =
+                miller::pairs::miller_product_on(path, &p_words, &q_words).expect("a layer");
+            for slot in 0..2 {
+                let mut want = blst_fp12::default();
+                // SAFETY: live points and fp12 values in, one fp12 out.
+                unsafe {
+                    blst_miller_loop(&mut want, &qs[0][slot], &ps[0][slot]);
+                    for chunk in 1..chunks {
+                        let mut value = blst_fp12::default();
+                        blst_miller_loop(&mut value, &qs[chunk][slot], &ps[chunk][slot]);
+                        let so_far = want;
+                        blst_fp12_mul(&mut want, &so_far, &value);
+                    }
+                }
+                let (got, want) = (final_exp(&fp12_of(&values[slot])), final_exp(&want));
+                // SAFETY: two live fp12 values.
+                let equal = unsafe { blst_fp12_is_equal(&got, &want) };
+                assert!(equal, "{path:?} chunks {chunks} slot {slot}");
+            }
+            assert_ne!(final_exp(&fp12_of(&values[0])), final_exp(&fp12_of(&values[1])));
+        }
+    }
+}
