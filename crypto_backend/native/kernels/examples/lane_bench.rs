@@ -4,9 +4,7 @@
 //! IFMA, on the IFMA layer, each against blst doing the same work for 8 elements
 //! (8 mul_mont_384 through blst_fp_mul; 8 decompressions with the subgroup check);
 //! and 63 squarings of one cyclotomic-subgroup Fp12 value spread over the lanes
-//! (an exponentiation by x's chain) against 63 blst_fp12_cyclotomic_sqr; and the
-//! Miller loop of two pairs spread over the lanes (a `verify`'s) against
-//! blst_miller_loop_n of the same two.
+//! (an exponentiation by x's chain) against 63 blst_fp12_cyclotomic_sqr.
 //! It prints medians over rounds, ours and blst's timed in turn within each round,
 //! and their ratios:
 //!
@@ -17,11 +15,8 @@ mod common;
 
 use bls_lanes::cost;
 use bls_lanes::cyclotomic::CyclotomicSquarings;
-use bls_lanes::dispatch::Path;
 use bls_lanes::field::fpx8::{Fpx8, Limbs};
 use bls_lanes::lane::{Kernel, LaneOps, Portable};
-use bls_lanes::miller;
-use bls_lanes::points::{G1Words, G2Words};
 use blst::{blst_fp, blst_fp_mul};
 use common::Rng;
 use std::hint::black_box;
@@ -268,55 +263,5 @@ fn main() {
                 blst_squarings,
             ),
         );
-    }
-
-    println!();
-    println!("Miller loop of two pairs spread over the lanes, times one blst_fp12_mul (us; ratio = lanes / blst_miller_loop_n)");
-    println!("{:<44}{:>12}{:>12}{:>10}", "", "lanes", "blst", "ratio");
-    let g1: [blst::blst_p1_affine; 2] = std::array::from_fn(|_| {
-        let words = rng.scalar();
-        let (mut scalar, mut point, mut affine) = (
-            blst::blst_scalar::default(),
-            blst::blst_p1::default(),
-            blst::blst_p1_affine::default(),
-        );
-        // SAFETY: live values of the right types.
-        unsafe {
-            blst::blst_scalar_from_uint64(&mut scalar, words.as_ptr());
-            blst::blst_sk_to_pk_in_g1(&mut point, &scalar);
-            blst::blst_p1_to_affine(&mut affine, &point);
-        }
-        affine
-    });
-    let g2: [blst::blst_p2_affine; 2] = std::array::from_fn(|k| {
-        let mut affine = blst::blst_p2_affine::default();
-        // SAFETY: a live point in, one out.
-        unsafe { blst::blst_p2_to_affine(&mut affine, &common::hash_to_g2(&[k as u8; 32])) };
-        affine
-    });
-    let p_words = [g1.map(|p| G1Words { x: p.x.l, y: p.y.l })];
-    let q_words =
-        [g2.map(|q| G2Words { x: [q.x.fp[0].l, q.x.fp[1].l], y: [q.y.fp[0].l, q.y.fp[1].l] })];
-    let blst_two = || {
-        let ps = [&g1[0] as *const _, &g1[1] as *const _];
-        let qs = [&g2[0] as *const _, &g2[1] as *const _];
-        let mut value = blst::blst_fp12::default();
-        // SAFETY: two pointers to live points each; the value is written before read.
-        unsafe { blst::blst_miller_loop_n(&mut value, qs.as_ptr(), ps.as_ptr(), 2) };
-        black_box(value);
-    };
-    let lanes_two = |path: Path| {
-        let [a, b] = miller::pairs::miller_product_on(path, &p_words, &q_words).expect("a layer");
-        let mut value = blst::blst_fp12::default();
-        // SAFETY: live fp12 values in, a distinct one out.
-        unsafe { blst::blst_fp12_mul(&mut value, &common::fp12_of(&a), &common::fp12_of(&b)) };
-        black_box(value);
-    };
-    row(
-        "Miller loop of 2 pairs, portable",
-        time_pair(portable_rounds, || lanes_two(Path::Portable), blst_two),
-    );
-    if ifma.is_some() {
-        row("Miller loop of 2 pairs, ifma", time_pair(rounds, || lanes_two(Path::Ifma), blst_two));
     }
 }

@@ -21,14 +21,17 @@
 //! (0 squares to 0 and every combination of zeros is zero).
 
 use crate::dispatch::{self, Kernel, Path};
-use crate::field::fp2pairs::{fp2_squares, permute, times_xi};
 use crate::field::fpx8::{Fe, Fpx8};
 use crate::field::stored::{pack_fp, unpack_fp};
 use crate::lane::LaneOps;
 use crate::points::{Fp12Words, FpWords};
 
+/// The odd lanes (the c1 halves of the Fp2 values).
+const ODD: u8 = 0b1010_1010;
 /// Lanes 2 and 3: the Fp2 value of e1.
 const MIDDLE: u8 = 0b0000_1100;
+/// Each lane's neighbour (c0 <-> c1 of one Fp2 value).
+const SWAP_PAIRS: [u64; 8] = [1, 0, 3, 2, 5, 4, 7, 6];
 /// From (first, second): lanes 0-1 of first, lanes 4-5 of second, lanes 2-3 of
 /// first, then first's (zero) lanes 6-7.
 const FIRST_SECOND_FIRST: [u64; 8] = [0, 1, 8 + 4, 8 + 5, 2, 3, 6, 7];
@@ -88,6 +91,36 @@ fn three_plus_twice<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         sum[limb] = o.add(o.add(o.add(a[limb], a[limb]), o.add(a[limb], b[limb])), b[limb]);
     }
     f.reduce_lazy(&f.carry(sum))
+}
+
+/// The square of each Fp2 value (lane pairs) of z: (c0 + c1)(c0 - c1) in the even
+/// lane, c0 (2 c1) in the odd one, from one 8-lane multiplication.
+#[inline(always)]
+fn fp2_squares<O: LaneOps>(f: Fpx8<O>, z: &Fe<O>) -> Fe<O> {
+    let swapped = permute(f, z, z, SWAP_PAIRS);
+    // Factors need only be below 2^390 (`Fpx8::mul`): z + swapped < 4p,
+    // z + (4p - swapped) < 6p and z + z < 4p are, unreduced.
+    let left = f.select(ODD, &f.add_for_mul(z, &swapped), &swapped);
+    let difference = f.add_for_mul(z, &f.neg_for_mul(&swapped));
+    let right = f.select(ODD, &difference, &f.add_for_mul(z, z));
+    f.mul(&left, &right)
+}
+
+/// xi = 1 + i times each Fp2 value of z: (c0 - c1) + (c0 + c1) i.
+#[inline(always)]
+fn times_xi<O: LaneOps>(f: Fpx8<O>, z: &Fe<O>) -> Fe<O> {
+    let swapped = permute(f, z, z, SWAP_PAIRS);
+    f.select(ODD, &f.sub(z, &swapped), &f.add(z, &swapped))
+}
+
+/// The lanes of (a, b) that `index` names (`LaneOps::permute2`), limb by limb.
+#[inline(always)]
+fn permute<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>, index: [u64; 8]) -> Fe<O> {
+    let mut out = *a;
+    for limb in 0..8 {
+        out[limb] = f.o.permute2(a[limb], b[limb], index);
+    }
+    out
 }
 
 /// `value`^(2^count) on the lane layer of `path` (see `CyclotomicSquarings`); None

@@ -216,34 +216,3 @@ impl<O: LaneOps> FieldOps for Fp2x8<O> {
         [self.f.times8(&a[0]), self.f.times8(&a[1])]
     }
 }
-
-/// An Fp2 of the lanes that the tower above it (`fp6x8`, `fp12x8`) and the Miller
-/// loops' steps are written over: eight values a vector (`Fp2x8`, one pair of the
-/// loop per lane) or two (`fp2pairs::Fp2Pairs`, one computation spread across them).
-pub trait Fp2Ops: FieldOps {
-    /// The Fp values a line's coefficients are scaled by (a pair's xP and yP), laid
-    /// out as this Fp2's elements need them.
-    type Scalar: Copy;
-    fn neg(self, a: &Self::Element) -> Self::Element;
-    /// a * xi = (a0 - a1) + (a0 + a1) i, xi = 1 + i.
-    fn mul_by_xi(self, a: &Self::Element) -> Self::Element;
-    /// a * s, s in Fp.
-    fn mul_by_scalar(self, a: &Self::Element, s: &Self::Scalar) -> Self::Element;
-}
-
-impl<O: LaneOps> Fp2Ops for Fp2x8<O> {
-    type Scalar = Fe<O>;
-    #[inline(always)]
-    fn neg(self, a: &Fe2<O>) -> Fe2<O> {
-        Fp2x8::neg(self, a)
-    }
-    #[inline(always)]
-    fn mul_by_xi(self, a: &Fe2<O>) -> Fe2<O> {
-        let f = self.f;
-        [f.sub(&a[0], &a[1]), f.add(&a[0], &a[1])]
-    }
-    #[inline(always)]
-    fn mul_by_scalar(self, a: &Fe2<O>, s: &Fe<O>) -> Fe2<O> {
-        [self.f.mul(&a[0], s), self.f.mul(&a[1], s)]
-    }
-}

@@ -1,56 +1,58 @@
-//! Fp6 = Fp2[v]/(v^3 - xi), xi = 1 + i, over an Fp2 of the lanes (`Fp2Ops`: eight
-//! values a vector in `fp2x8`, two in `fp2pairs`), blst's tower, so the coefficients
-//! map one to one onto blst_fp6: c0 + c1 v + c2 v^2. What the Miller loops of
-//! `miller` need: the full product and the sparse ones of its line functions.
+//! Eight elements of Fp6 = Fp2[v]/(v^3 - xi), xi = 1 + i, over the 8-lane Fp2 of
+//! `fp2x8` (blst's tower, so the coefficients map one to one onto blst_fp6):
+//! c0 + c1 v + c2 v^2. What the Miller loop of `miller` needs: the full
+//! product and the sparse ones of its line functions.
 
-use crate::field::fp2x8::Fp2Ops;
-use crate::field::fpx8::Multiplicative;
+use crate::field::fp2x8::{Fe2, Fp2x8};
+use crate::lane::LaneOps;
 
-pub type Fe6<F> = [<F as Multiplicative>::Element; 3];
+pub type Fe6<O> = [Fe2<O>; 3];
 
 #[derive(Clone, Copy)]
-pub struct Fp6x8<F> {
-    pub f2: F,
+pub struct Fp6x8<O: LaneOps> {
+    pub f2: Fp2x8<O>,
 }
 
-impl<F: Fp2Ops> Fp6x8<F> {
+impl<O: LaneOps> Fp6x8<O> {
     #[inline(always)]
-    pub fn new(f2: F) -> Self {
+    pub fn new(f2: Fp2x8<O>) -> Self {
         Fp6x8 { f2 }
     }
 
+    /// a * xi = (a0 - a1) + (a0 + a1) i.
     #[inline(always)]
-    fn mul_by_xi(self, a: &F::Element) -> F::Element {
-        self.f2.mul_by_xi(a)
+    pub fn mul_by_xi(self, a: &Fe2<O>) -> Fe2<O> {
+        let f = self.f2.f;
+        [f.sub(&a[0], &a[1]), f.add(&a[0], &a[1])]
     }
 
     #[inline(always)]
-    pub fn add(self, a: &Fe6<F>, b: &Fe6<F>) -> Fe6<F> {
+    pub fn add(self, a: &Fe6<O>, b: &Fe6<O>) -> Fe6<O> {
         let f2 = self.f2;
         [f2.add(&a[0], &b[0]), f2.add(&a[1], &b[1]), f2.add(&a[2], &b[2])]
     }
 
     #[inline(always)]
-    pub fn sub(self, a: &Fe6<F>, b: &Fe6<F>) -> Fe6<F> {
+    pub fn sub(self, a: &Fe6<O>, b: &Fe6<O>) -> Fe6<O> {
         let f2 = self.f2;
         [f2.sub(&a[0], &b[0]), f2.sub(&a[1], &b[1]), f2.sub(&a[2], &b[2])]
     }
 
     #[inline(always)]
-    pub fn neg(self, a: &Fe6<F>) -> Fe6<F> {
+    pub fn neg(self, a: &Fe6<O>) -> Fe6<O> {
         let f2 = self.f2;
         [f2.neg(&a[0]), f2.neg(&a[1]), f2.neg(&a[2])]
     }
 
     /// a * v = xi a2 + a0 v + a1 v^2.
     #[inline(always)]
-    pub fn mul_by_v(self, a: &Fe6<F>) -> Fe6<F> {
+    pub fn mul_by_v(self, a: &Fe6<O>) -> Fe6<O> {
         [self.mul_by_xi(&a[2]), a[0], a[1]]
     }
 
     /// Karatsuba over the three coefficients: six Fp2 multiplications.
     #[inline(always)]
-    pub fn mul(self, a: &Fe6<F>, b: &Fe6<F>) -> Fe6<F> {
+    pub fn mul(self, a: &Fe6<O>, b: &Fe6<O>) -> Fe6<O> {
         let f2 = self.f2;
         let t0 = f2.mul(&a[0], &b[0]);
         let t1 = f2.mul(&a[1], &b[1]);
@@ -64,7 +66,7 @@ impl<F: Fp2Ops> Fp6x8<F> {
 
     /// a * (b0 + b1 v): the shape of a line's first half.
     #[inline(always)]
-    pub fn mul_by_01(self, a: &Fe6<F>, b0: &F::Element, b1: &F::Element) -> Fe6<F> {
+    pub fn mul_by_01(self, a: &Fe6<O>, b0: &Fe2<O>, b1: &Fe2<O>) -> Fe6<O> {
         let f2 = self.f2;
         [
             f2.add(&f2.mul(&a[0], b0), &self.mul_by_xi(&f2.mul(&a[2], b1))),
@@ -75,7 +77,7 @@ impl<F: Fp2Ops> Fp6x8<F> {
 
     /// a * (b1 v): the shape of a line's second half.
     #[inline(always)]
-    pub fn mul_by_1(self, a: &Fe6<F>, b1: &F::Element) -> Fe6<F> {
+    pub fn mul_by_1(self, a: &Fe6<O>, b1: &Fe2<O>) -> Fe6<O> {
         let f2 = self.f2;
         [self.mul_by_xi(&f2.mul(&a[2], b1)), f2.mul(&a[0], b1), f2.mul(&a[1], b1)]
     }

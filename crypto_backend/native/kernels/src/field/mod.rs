@@ -3,7 +3,6 @@
 //! Fp12 = Fp6[w]/(w^2 - v), blst's tower, so that coefficients map one to one.
 
 pub mod fp12x8;
-pub mod fp2pairs;
 pub mod fp2x8;
 pub mod fp6x8;
 pub mod fpx8;

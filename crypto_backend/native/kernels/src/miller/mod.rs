@@ -28,15 +28,13 @@ use crate::curve::jacobian::{self, Jacobian};
 use crate::curve::X_ABS;
 use crate::dispatch::{self, Kernel, Path};
 use crate::field::fp12x8::{Fe12, Fp12x8, Line};
-use crate::field::fp2x8::{Fe2, Fp2Ops, Fp2x8};
+use crate::field::fp2x8::{Fe2, Fp2x8};
 use crate::field::fp6x8::Fp6x8;
-use crate::field::fpx8::Fpx8;
+use crate::field::fpx8::{Fe, Fpx8};
 use crate::field::stored::{load_fe, load_fe2, pack_fp, store_fe, store_fe2, unpack_fp};
 pub use crate::field::stored::{Words, Words2, WordsPoint};
 use crate::lane::LaneOps;
 use crate::points::{Fp12Words, Fp2Words, G1Words, G2Words};
-
-pub mod pairs;
 
 /// 1 in Fp12, in blst's form (its Montgomery one in the first coordinate).
 pub const ONE_FP12: Fp12Words = [[[BLST_ONE, [0; 6]], [[0; 6]; 2], [[0; 6]; 2]], [[[0; 6]; 2]; 3]];
@@ -58,7 +56,7 @@ fn pack_fp2<O: LaneOps>(f: Fpx8<O>, lanes: &[Fp2Words; 8]) -> Fe2<O> {
 }
 
 #[inline(always)]
-fn pack_fp12<O: LaneOps>(f: Fpx8<O>, lanes: &[Fp12Words; 8]) -> Fe12<Fp2x8<O>> {
+fn pack_fp12<O: LaneOps>(f: Fpx8<O>, lanes: &[Fp12Words; 8]) -> Fe12<O> {
     let mut out = [[[f.zero(); 2]; 3]; 2];
     for (half, slot) in out.iter_mut().enumerate() {
         for (index, coefficient) in slot.iter_mut().enumerate() {
@@ -69,7 +67,7 @@ fn pack_fp12<O: LaneOps>(f: Fpx8<O>, lanes: &[Fp12Words; 8]) -> Fe12<Fp2x8<O>> {
 }
 
 #[inline(always)]
-fn unpack_fp12<O: LaneOps>(f: Fpx8<O>, a: &Fe12<Fp2x8<O>>) -> [Fp12Words; 8] {
+fn unpack_fp12<O: LaneOps>(f: Fpx8<O>, a: &Fe12<O>) -> [Fp12Words; 8] {
     let mut out = [ONE_FP12; 8];
     for half in 0..2 {
         for index in 0..3 {
@@ -86,25 +84,31 @@ fn unpack_fp12<O: LaneOps>(f: Fpx8<O>, a: &Fe12<Fp2x8<O>>) -> [Fp12Words; 8] {
 
 // -- the loop -------------------------------------------------------------------------
 
+/// a * s for a in Fp2, s in Fp.
+#[inline(always)]
+fn mul_by_fp<O: LaneOps>(f2: Fp2x8<O>, a: &Fe2<O>, s: &Fe<O>) -> Fe2<O> {
+    [f2.f.mul(&a[0], s), f2.f.mul(&a[1], s)]
+}
+
 /// 2T and the tangent at T, for T = (X, Y, Z) Jacobian: lambda' = 3X^2 / (2YZ), and
 /// the line scaled by 2YZ^3: (3X^3 - 2Y^2) + (-3X^2 Z^2 xP) v + (2YZ^3 yP) v w
-/// (2YZ is the doubled point's Z). Over either Fp2 of the lanes (`Fp2Ops`).
+/// (2YZ is the doubled point's Z).
 #[inline(always)]
-pub(crate) fn doubling_step<F: Fp2Ops>(
-    f2: F,
-    t: &Jacobian<F::Element>,
-    xp: &F::Scalar,
-    yp: &F::Scalar,
-) -> (Jacobian<F::Element>, Line<F::Element>) {
+fn doubling_step<O: LaneOps>(
+    f2: Fp2x8<O>,
+    t: &Jacobian<Fe2<O>>,
+    xp: &Fe<O>,
+    yp: &Fe<O>,
+) -> (Jacobian<Fe2<O>>, Line<O>) {
     let (x, y, z) = t;
     let xx = f2.sqr(x);
     let yy = f2.sqr(y);
     let zz = f2.sqr(z);
     let doubled = jacobian::double(f2, t);
-    let three_xx = f2.triple(&xx);
-    let l0 = f2.sub(&f2.mul(&three_xx, x), &f2.double(&yy));
-    let l1 = f2.mul_by_scalar(&f2.neg(&f2.mul(&three_xx, &zz)), xp);
-    let l4 = f2.mul_by_scalar(&f2.mul(&doubled.2, &zz), yp);
+    let three_xx = f2.add(&f2.add(&xx, &xx), &xx);
+    let l0 = f2.sub(&f2.mul(&three_xx, x), &f2.add(&yy, &yy));
+    let l1 = mul_by_fp(f2, &f2.neg(&f2.mul(&three_xx, &zz)), xp);
+    let l4 = mul_by_fp(f2, &f2.mul(&doubled.2, &zz), yp);
     (doubled, Line { l0, l1, l4 })
 }
 
@@ -112,23 +116,23 @@ pub(crate) fn doubling_step<F: Fp2Ops>(
 /// H = xQ Z^2 - X, R = yQ Z^3 - Y, taken through Q and scaled by 2ZH (the sum's Z):
 /// (2R xQ - 2ZH yQ) + (-2R xP) v + (2ZH yP) v w.
 #[inline(always)]
-pub(crate) fn addition_step<F: Fp2Ops>(
-    f2: F,
-    t: &Jacobian<F::Element>,
-    xq: &F::Element,
-    yq: &F::Element,
-    xp: &F::Scalar,
-    yp: &F::Scalar,
-) -> (Jacobian<F::Element>, Line<F::Element>) {
+fn addition_step<O: LaneOps>(
+    f2: Fp2x8<O>,
+    t: &Jacobian<Fe2<O>>,
+    xq: &Fe2<O>,
+    yq: &Fe2<O>,
+    xp: &Fe<O>,
+    yp: &Fe<O>,
+) -> (Jacobian<Fe2<O>>, Line<O>) {
     let (_, y, z) = t;
     let zz = f2.sqr(z);
     let r = f2.sub(&f2.mul(&f2.mul(yq, z), &zz), y);
-    let r2 = f2.double(&r);
+    let r2 = f2.add(&r, &r);
     // Never exceptional here (module comment): the flag is not needed.
     let (sum, _) = jacobian::add_affine(f2, t, xq, yq);
     let l0 = f2.sub(&f2.mul(&r2, xq), &f2.mul(yq, &sum.2));
-    let l1 = f2.mul_by_scalar(&f2.neg(&r2), xp);
-    let l4 = f2.mul_by_scalar(&sum.2, yp);
+    let l1 = mul_by_fp(f2, &f2.neg(&r2), xp);
+    let l4 = mul_by_fp(f2, &sum.2, yp);
     (sum, Line { l0, l1, l4 })
 }
 
@@ -143,7 +147,7 @@ pub(crate) fn addition_step<F: Fp2Ops>(
 pub type Words12 = [[Words2; 3]; 2];
 
 #[inline(always)]
-fn store_fe12<O: LaneOps>(o: O, a: &Fe12<Fp2x8<O>>) -> Words12 {
+fn store_fe12<O: LaneOps>(o: O, a: &Fe12<O>) -> Words12 {
     let mut out = [[[[[0u64; 8]; 8]; 2]; 3]; 2];
     for half in 0..2 {
         for index in 0..3 {
@@ -154,7 +158,7 @@ fn store_fe12<O: LaneOps>(o: O, a: &Fe12<Fp2x8<O>>) -> Words12 {
 }
 
 #[inline(always)]
-fn load_fe12<O: LaneOps>(o: O, a: &Words12) -> Fe12<Fp2x8<O>> {
+fn load_fe12<O: LaneOps>(o: O, a: &Words12) -> Fe12<O> {
     let zero = [o.splat(0); 8];
     let mut out = [[[zero; 2]; 3]; 2];
     for half in 0..2 {
@@ -171,7 +175,7 @@ fn store_three<O: LaneOps>(o: O, a: &Fe2<O>, b: &Fe2<O>, c: &Fe2<O>) -> [Words2;
 }
 
 #[inline(always)]
-fn f12_of<O: LaneOps>(o: O) -> Fp12x8<Fp2x8<O>> {
+fn f12_of<O: LaneOps>(o: O) -> Fp12x8<O> {
     Fp12x8::new(Fp6x8::new(Fp2x8::new(o)))
 }
 
