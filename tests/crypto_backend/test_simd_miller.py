@@ -146,12 +146,18 @@ def test_pairing_relations_hold_through_the_kernel() -> None:
     assert _final([(g1, g2)] * 8, "portable") != one
 
 
-@pytest.mark.parametrize("count", [8, 9, 15, 16, 17, 23])
+# Kernel passes per list length: whole chunks of 8, and a partial chunk (its other
+# lanes dead) from 5 pairs alone or from 4 beside whole chunks (pairing.rs); fewer
+# pairs than that go to blst.
+PASSES_BY_COUNT = {4: 0, 5: 1, 7: 1, 8: 1, 9: 1, 11: 1, 12: 2, 15: 2, 16: 2, 17: 2, 23: 3}
+
+
+@pytest.mark.parametrize("count", sorted(PASSES_BY_COUNT))
 def test_lists_around_a_chunk_match_blst(count: int, seed: int) -> None:
     pairs = random_pairs(count, random.Random(seed + count))
     before = testing.counters()["miller_lane_passes"]
     assert _final(pairs, "portable") == _final(pairs, "none")
-    assert testing.counters()["miller_lane_passes"] - before == count // 8
+    assert testing.counters()["miller_lane_passes"] - before == PASSES_BY_COUNT[count]
 
 
 def assert_layer_pairs_as(layer: str, reference: str, pairs: list[tuple[bytes, bytes]],

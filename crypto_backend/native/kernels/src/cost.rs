@@ -134,7 +134,7 @@ pub fn miller_doubling(
     xp: Words,
     yp: Words,
 ) -> impl Kernel<Output = (Words12, WordsPoint)> {
-    miller::Doubling { acc, t, xp, yp }
+    miller::Doubling { acc, live: 0xff, t, xp, yp }
 }
 
 /// One addition step of the Miller loop with its line multiplied into `acc`.
@@ -146,7 +146,7 @@ pub fn miller_addition(
     xp: Words,
     yp: Words,
 ) -> impl Kernel<Output = (Words12, WordsPoint)> {
-    miller::Addition { acc, t, xq, yq, xp, yp }
+    miller::Addition { acc, live: 0xff, t, xq, yq, xp, yp }
 }
 
 /// acc^2 in Fp12 (the loop's squaring of its accumulator).

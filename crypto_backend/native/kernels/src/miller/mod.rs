@@ -21,8 +21,9 @@
 //! which after the final exponentiation is the inverse). T stays a multiple [k]Q
 //! with 1 < k < r, so neither step meets an exceptional case for Q in G2. Inputs
 //! are public: no constant-time need. An identity pair cannot pad a lane (the
-//! formulas have no identity): the caller runs pairs beyond whole chunks of 8 on
-//! blst's own Miller loop.
+//! formulas have no identity): a chunk with fewer than 8 pairs fills its other lanes
+//! with copies of one of its pairs and marks them dead (`miller_product_live_on`),
+//! and their lines are computed but never multiplied into the lane's value.
 
 use crate::curve::jacobian::{self, Jacobian};
 use crate::curve::X_ABS;
@@ -199,10 +200,33 @@ impl Kernel for Setup {
     }
 }
 
+/// acc * line in the `live` lanes, acc unchanged in the others (the padding of a
+/// partial chunk).
+#[inline(always)]
+fn times_line_where_live<O: LaneOps>(o: O, acc: &Fe12<O>, line: &Line<O>, live: u8) -> Fe12<O> {
+    let product = f12_of(o).mul_by_line(acc, line);
+    if live == 0xff {
+        return product;
+    }
+    let f = Fpx8::new(o);
+    let mut out = product;
+    for half in 0..2 {
+        for index in 0..3 {
+            for part in 0..2 {
+                let (kept, new) = (&acc[half][index][part], &product[half][index][part]);
+                out[half][index][part] = f.select(live, kept, new);
+            }
+        }
+    }
+    out
+}
+
 /// One chunk's doubling step with its line multiplied into the accumulator: one
 /// kernel, so that the line never goes through memory.
 pub(crate) struct Doubling {
     pub(crate) acc: Words12,
+    /// The lanes whose pair of this chunk counts; the others keep their value.
+    pub(crate) live: u8,
     pub(crate) t: WordsPoint,
     pub(crate) xp: Words,
     pub(crate) yp: Words,
@@ -213,12 +237,11 @@ impl Kernel for Doubling {
 
     #[inline(always)]
     fn run<O: LaneOps>(self, o: O) -> Self::Output {
-        let f12 = f12_of(o);
         let f2 = Fp2x8::new(o);
         let t = (load_fe2(o, &self.t[0]), load_fe2(o, &self.t[1]), load_fe2(o, &self.t[2]));
         let (xp, yp) = (load_fe(o, &self.xp), load_fe(o, &self.yp));
         let (doubled, line) = doubling_step(f2, &t, &xp, &yp);
-        let acc = f12.mul_by_line(&load_fe12(o, &self.acc), &line);
+        let acc = times_line_where_live(o, &load_fe12(o, &self.acc), &line, self.live);
         (store_fe12(o, &acc), store_three(o, &doubled.0, &doubled.1, &doubled.2))
     }
 }
@@ -226,6 +249,8 @@ impl Kernel for Doubling {
 /// One chunk's addition step with its line multiplied into the accumulator.
 pub(crate) struct Addition {
     pub(crate) acc: Words12,
+    /// The lanes whose pair of this chunk counts; the others keep their value.
+    pub(crate) live: u8,
     pub(crate) t: WordsPoint,
     pub(crate) xq: Words2,
     pub(crate) yq: Words2,
@@ -238,13 +263,12 @@ impl Kernel for Addition {
 
     #[inline(always)]
     fn run<O: LaneOps>(self, o: O) -> Self::Output {
-        let f12 = f12_of(o);
         let f2 = Fp2x8::new(o);
         let t = (load_fe2(o, &self.t[0]), load_fe2(o, &self.t[1]), load_fe2(o, &self.t[2]));
         let (xq, yq) = (load_fe2(o, &self.xq), load_fe2(o, &self.yq));
         let (xp, yp) = (load_fe(o, &self.xp), load_fe(o, &self.yp));
         let (sum, line) = addition_step(f2, &t, &xq, &yq, &xp, &yp);
-        let acc = f12.mul_by_line(&load_fe12(o, &self.acc), &line);
+        let acc = times_line_where_live(o, &load_fe12(o, &self.acc), &line, self.live);
         (store_fe12(o, &acc), store_three(o, &sum.0, &sum.1, &sum.2))
     }
 }
@@ -328,7 +352,22 @@ pub fn miller_product_on(
     ps: &[[G1Words; 8]],
     qs: &[[G2Words; 8]],
 ) -> Option<[Fp12Words; 8]> {
+    miller_product_live_on(path, ps, qs, &vec![0xff; ps.len()])
+}
+
+/// `miller_product_on` where only the pairs of the lanes set in `live[c]` count in
+/// chunk c (`live` has a mask per chunk): a dead lane's pair is run but contributes
+/// nothing, so that a partial chunk can fill its other lanes with copies of one of its
+/// pairs (never with the identity, which the formulas do not handle). A lane dead in
+/// every chunk ends as 1.
+pub fn miller_product_live_on(
+    path: Path,
+    ps: &[[G1Words; 8]],
+    qs: &[[G2Words; 8]],
+    live: &[u8],
+) -> Option<[Fp12Words; 8]> {
     assert_eq!(ps.len(), qs.len());
+    assert_eq!(ps.len(), live.len());
     if ps.is_empty() {
         return None;
     }
@@ -347,12 +386,13 @@ pub fn miller_product_on(
         if bit != 62 {
             acc = dispatch::run_on(path, Square { acc })?;
         }
-        for ((xp, yp, _, _), t) in chunks.iter().zip(ts.iter_mut()) {
-            (acc, *t) = dispatch::run_on(path, Doubling { acc, t: *t, xp: *xp, yp: *yp })?;
+        for (((xp, yp, _, _), t), &live) in chunks.iter().zip(ts.iter_mut()).zip(live) {
+            let step = Doubling { acc, live, t: *t, xp: *xp, yp: *yp };
+            (acc, *t) = dispatch::run_on(path, step)?;
         }
         if (X_ABS >> bit) & 1 == 1 {
-            for ((xp, yp, xq, yq), t) in chunks.iter().zip(ts.iter_mut()) {
-                let step = Addition { acc, t: *t, xq: *xq, yq: *yq, xp: *xp, yp: *yp };
+            for (((xp, yp, xq, yq), t), &live) in chunks.iter().zip(ts.iter_mut()).zip(live) {
+                let step = Addition { acc, live, t: *t, xq: *xq, yq: *yq, xp: *xp, yp: *yp };
                 (acc, *t) = dispatch::run_on(path, step)?;
             }
         }
