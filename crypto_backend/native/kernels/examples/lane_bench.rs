@@ -4,7 +4,10 @@
 //! IFMA, on the IFMA layer, each against blst doing the same work for 8 elements
 //! (8 mul_mont_384 through blst_fp_mul; 8 decompressions with the subgroup check);
 //! and 63 squarings of one cyclotomic-subgroup Fp12 value spread over the lanes
-//! (an exponentiation by x's chain) against 63 blst_fp12_cyclotomic_sqr.
+//! (an exponentiation by x's chain) against 63 blst_fp12_cyclotomic_sqr; and, on the
+//! IFMA layer, the Miller loop of one chunk of 8 pairs against blst_miller_loop_n of
+//! 4 to 8 pairs, and of two chunks in one pass against one (where a partial chunk
+//! pays: bls_suite's pairing).
 //! It prints medians over rounds, ours and blst's timed in turn within each round,
 //! and their ratios:
 //!
@@ -15,8 +18,11 @@ mod common;
 
 use bls_lanes::cost;
 use bls_lanes::cyclotomic::CyclotomicSquarings;
+use bls_lanes::dispatch::Path;
 use bls_lanes::field::fpx8::{Fpx8, Limbs};
 use bls_lanes::lane::{Kernel, LaneOps, Portable};
+use bls_lanes::miller;
+use bls_lanes::points::{G1Words, G2Words};
 use blst::{blst_fp, blst_fp_mul};
 use common::Rng;
 use std::hint::black_box;
@@ -264,4 +270,63 @@ fn main() {
             ),
         );
     }
+
+    if ifma.is_none() {
+        return;
+    }
+    println!();
+    println!("Miller loop of 8 pairs (one chunk) on the ifma layer against blst_miller_loop_n (us; ratio = lanes / blst)");
+    println!("{:<44}{:>12}{:>12}{:>10}", "", "lanes", "blst", "ratio");
+    let ps: Vec<blst::blst_p1_affine> = (0..8).map(|_| g1_point(&rng.scalar())).collect();
+    let qs: Vec<blst::blst_p2_affine> = (0..8u8)
+        .map(|k| {
+            let mut affine = blst::blst_p2_affine::default();
+            // SAFETY: a live point in, one out.
+            unsafe { blst::blst_p2_to_affine(&mut affine, &common::hash_to_g2(&[k; 32])) };
+            affine
+        })
+        .collect();
+    let p_words: [G1Words; 8] = std::array::from_fn(|i| G1Words { x: ps[i].x.l, y: ps[i].y.l });
+    let q_words: [G2Words; 8] = std::array::from_fn(|i| G2Words {
+        x: [qs[i].x.fp[0].l, qs[i].x.fp[1].l],
+        y: [qs[i].y.fp[0].l, qs[i].y.fp[1].l],
+    });
+    let one_chunk = || {
+        black_box(miller::miller_loop_on(Path::Ifma, &p_words, &q_words));
+    };
+    for count in [4, 5, 6, 8] {
+        let blst_pairs = || {
+            let p_refs: Vec<*const blst::blst_p1_affine> =
+                ps[..count].iter().map(|p| p as *const _).collect();
+            let q_refs: Vec<*const blst::blst_p2_affine> =
+                qs[..count].iter().map(|q| q as *const _).collect();
+            let mut value = blst::blst_fp12::default();
+            // SAFETY: `count` pointers to live points each; the value is written before read.
+            unsafe {
+                blst::blst_miller_loop_n(&mut value, q_refs.as_ptr(), p_refs.as_ptr(), count)
+            };
+            black_box(value);
+        };
+        row(
+            &format!("one chunk of 8 vs blst's {count} pairs"),
+            time_pair(rounds, one_chunk, blst_pairs),
+        );
+    }
+    let two_chunks = || {
+        black_box(miller::miller_product_on(Path::Ifma, &[p_words, p_words], &[q_words, q_words]));
+    };
+    row("two chunks in one pass vs one chunk", time_pair(rounds, two_chunks, one_chunk));
+}
+
+/// sk * g1, affine.
+fn g1_point(words: &[u64; 4]) -> blst::blst_p1_affine {
+    let (mut scalar, mut point, mut affine) =
+        (blst::blst_scalar::default(), blst::blst_p1::default(), blst::blst_p1_affine::default());
+    // SAFETY: live values of the right types.
+    unsafe {
+        blst::blst_scalar_from_uint64(&mut scalar, words.as_ptr());
+        blst::blst_sk_to_pk_in_g1(&mut point, &scalar);
+        blst::blst_p1_to_affine(&mut affine, &point);
+    }
+    affine
 }
