@@ -141,29 +141,12 @@ fn dead_lanes_count_for_nothing() {
     let ps: Vec<blst_p1_affine> = (0..13).map(|_| affine_g1(&rng.scalar())).collect();
     let qs: Vec<blst_p2_affine> =
         (0..13).map(|k| affine_g2(&rng.scalar(), format!("partial {k}").as_bytes())).collect();
-    let g1 = |p: &blst_p1_affine| G1Words { x: p.x.l, y: p.y.l };
-    let g2 = |q: &blst_p2_affine| G2Words {
-        x: [q.x.fp[0].l, q.x.fp[1].l],
-        y: [q.y.fp[0].l, q.y.fp[1].l],
-    };
-    // Chunks as the native core forms them: the last one's missing lanes repeat its
-    // first pair and are dead.
-    let chunked = |count: usize| {
-        let chunks: Vec<&[blst_p1_affine]> = ps[..count].chunks(8).collect();
-        let p_words: Vec<[G1Words; 8]> = chunks
-            .iter()
-            .map(|chunk| std::array::from_fn(|lane| g1(chunk.get(lane).unwrap_or(&chunk[0]))))
-            .collect();
-        let q_words: Vec<[G2Words; 8]> = qs[..count]
-            .chunks(8)
-            .map(|chunk| std::array::from_fn(|lane| g2(chunk.get(lane).unwrap_or(&chunk[0]))))
-            .collect();
-        let live: Vec<u8> =
-            chunks.iter().map(|chunk| (0xffu16 >> (8 - chunk.len())) as u8).collect();
-        (p_words, q_words, live)
-    };
+    let p_words: Vec<G1Words> = ps.iter().map(|p| G1Words { x: p.x.l, y: p.y.l }).collect();
+    let q_words: Vec<G2Words> = qs
+        .iter()
+        .map(|q| G2Words { x: [q.x.fp[0].l, q.x.fp[1].l], y: [q.y.fp[0].l, q.y.fp[1].l] })
+        .collect();
     for count in [5, 13] {
-        let (p_words, q_words, live) = chunked(count);
         let mut want = blst_fp12::default();
         let p_refs: Vec<*const blst_p1_affine> =
             ps[..count].iter().map(|p| p as *const _).collect();
@@ -171,9 +154,14 @@ fn dead_lanes_count_for_nothing() {
             qs[..count].iter().map(|q| q as *const _).collect();
         // SAFETY: `count` pointers to live points each; `want` is written before read.
         unsafe { blst_miller_loop_n(&mut want, q_refs.as_ptr(), p_refs.as_ptr(), count) };
+        // The same chunks with every lane live (the copies counted), to show the
+        // mask matters.
+        let all_live_ps: Vec<[G1Words; 8]> = padded(&p_words[..count]);
+        let all_live_qs: Vec<[G2Words; 8]> = padded(&q_words[..count]);
         for path in common::layers() {
             let values =
-                miller::miller_product_live_on(path, &p_words, &q_words, &live).expect("a layer");
+                miller::miller_product_of_pairs_on(path, &p_words[..count], &q_words[..count])
+                    .expect("a layer");
             let mut got = fp12_of(&values[0]);
             for value in &values[1..] {
                 let so_far = got;
@@ -187,11 +175,17 @@ fn dead_lanes_count_for_nothing() {
                     assert_eq!(*value, miller::ONE_FP12, "{path:?} lane {lane}");
                 }
             }
-            // All lanes live instead: the copies count, and the product changes.
-            let all_live = vec![0xff; live.len()];
-            let counted = miller::miller_product_live_on(path, &p_words, &q_words, &all_live)
-                .expect("a layer");
+            let counted =
+                miller::miller_product_on(path, &all_live_ps, &all_live_qs).expect("a layer");
             assert_ne!(counted, values, "{path:?} {count} pairs");
         }
     }
+}
+
+/// Chunks of 8, the last one's missing lanes filled with copies of its first item.
+fn padded<T: Copy>(items: &[T]) -> Vec<[T; 8]> {
+    items
+        .chunks(8)
+        .map(|chunk| std::array::from_fn(|lane| *chunk.get(lane).unwrap_or(&chunk[0])))
+        .collect()
 }

@@ -220,29 +220,14 @@ pub fn miller_product_on(ps: &[&G1Affine], qs: &[&G2Affine], path: Path) -> blst
     }
     let mut product = fp12_from_words(&miller::ONE_FP12);
     if in_lanes > 0 {
-        // A partial chunk's other lanes repeat its first pair, dead.
-        let chunk_ps: Vec<[G1Words; 8]> = lane_ps[..in_lanes]
-            .chunks(8)
-            .map(|chunk| {
-                std::array::from_fn(|lane| curve::g1_words(chunk.get(lane).unwrap_or(&chunk[0])))
-            })
-            .collect();
-        let chunk_qs: Vec<[G2Words; 8]> = lane_qs[..in_lanes]
-            .chunks(8)
-            .map(|chunk| {
-                std::array::from_fn(|lane| curve::g2_words(chunk.get(lane).unwrap_or(&chunk[0])))
-            })
-            .collect();
-        let live: Vec<u8> = lane_ps[..in_lanes]
-            .chunks(8)
-            .map(|chunk| (0xffu16 >> (8 - chunk.len())) as u8)
-            .collect();
-        // One pass over the loop for all the chunks: each lane accumulates its pair
-        // of every chunk.
-        let Some(values) = miller::miller_product_live_on(path, &chunk_ps, &chunk_qs, &live) else {
+        let p_words: Vec<G1Words> = lane_ps[..in_lanes].iter().map(curve::g1_words).collect();
+        let q_words: Vec<G2Words> = lane_qs[..in_lanes].iter().map(curve::g2_words).collect();
+        // One pass over the loop for all the chunks of 8: each lane accumulates its
+        // pair of every chunk (a partial chunk's missing lanes dead).
+        let Some(values) = miller::miller_product_of_pairs_on(path, &p_words, &q_words) else {
             return miller_product_on(ps, qs, Path::Off);
         };
-        MILLER_PASSES.fetch_add(chunk_ps.len() as u64, Ordering::Relaxed);
+        MILLER_PASSES.fetch_add(in_lanes.div_ceil(8) as u64, Ordering::Relaxed);
         for value in &values {
             let so_far = product;
             // SAFETY: live fp12 values in, one out (a separate local).

@@ -22,7 +22,7 @@
 //! with 1 < k < r, so neither step meets an exceptional case for Q in G2. Inputs
 //! are public: no constant-time need. An identity pair cannot pad a lane (the
 //! formulas have no identity): a chunk with fewer than 8 pairs fills its other lanes
-//! with copies of one of its pairs and marks them dead (`miller_product_live_on`),
+//! with copies of one of its pairs and marks them dead (`miller_product_of_pairs_on`),
 //! and their lines are computed but never multiplied into the lane's value.
 
 use crate::curve::jacobian::{self, Jacobian};
@@ -355,12 +355,32 @@ pub fn miller_product_on(
     miller_product_live_on(path, ps, qs, &vec![0xff; ps.len()])
 }
 
+/// Per lane, the product of the Miller values of any number of pairs taken in chunks
+/// of 8 (pair j in lane j mod 8), as `miller_product_on`'s lanes: the last chunk's
+/// missing lanes repeat its first pair and are dead (`miller_product_live_on`), so
+/// the product of the 8 values is that of the pairs. None on `Path::Off` or without
+/// IFMA, and for no pair.
+pub fn miller_product_of_pairs_on(
+    path: Path,
+    ps: &[G1Words],
+    qs: &[G2Words],
+) -> Option<[Fp12Words; 8]> {
+    assert_eq!(ps.len(), qs.len());
+    let (mut chunk_ps, mut chunk_qs, mut live) = (vec![], vec![], vec![]);
+    for (p_chunk, q_chunk) in ps.chunks(8).zip(qs.chunks(8)) {
+        chunk_ps.push(std::array::from_fn(|lane| *p_chunk.get(lane).unwrap_or(&p_chunk[0])));
+        chunk_qs.push(std::array::from_fn(|lane| *q_chunk.get(lane).unwrap_or(&q_chunk[0])));
+        live.push((0xffu16 >> (8 - p_chunk.len())) as u8);
+    }
+    miller_product_live_on(path, &chunk_ps, &chunk_qs, &live)
+}
+
 /// `miller_product_on` where only the pairs of the lanes set in `live[c]` count in
 /// chunk c (`live` has a mask per chunk): a dead lane's pair is run but contributes
 /// nothing, so that a partial chunk can fill its other lanes with copies of one of its
 /// pairs (never with the identity, which the formulas do not handle). A lane dead in
 /// every chunk ends as 1.
-pub fn miller_product_live_on(
+fn miller_product_live_on(
     path: Path,
     ps: &[[G1Words; 8]],
     qs: &[[G2Words; 8]],
