@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 import crypto_backend
-from crypto_backend import batch, selection
+from crypto_backend import batch, selection, simd
 from crypto_backend._native import testing
 from crypto_backend.backend import Backend
+from tests.crypto_backend.conftest import simd_mode
 
 MESSAGE = b"batch"
 
@@ -40,6 +41,35 @@ def test_weighted_sums_equal_double_and_add(
         weighted_sum, add, encode = backend.g2_weighted_sum, backend.g2_sum, backend.encode_g2
     expected = add([_double_and_add(add, p, w) for p, w in zip(points, weights, strict=True)])
     assert encode(weighted_sum(points, weights)) == encode(expected)
+
+
+@pytest.mark.parametrize("count", [7, 8, 21, 130])
+def test_signature_sums_on_the_lanes_equal_blst(count: int, seed: int) -> None:
+    """The native G2 weighted sum (the batch check's signature sum) goes to the lanes
+    from 8 points, in passes of 128 (`batch::weighted_signature_sum`): the same point as
+    blst's Pippenger on every layer this CPU runs, edge weights included, and a lane
+    holding one point twice with one weight (the formulas' doubling case) is summed on
+    blst instead."""
+    native = selection.backend_named("blst")
+    rng = random.Random(seed ^ count)
+    points = _points(native, "G2", count, rng)
+    weights = [rng.randrange(1, 2**64) for _ in range(count)]
+    weights[0] = 2**64 - 1
+    if count >= 16:
+        # Positions 1 and 9 are lane 1 of rows 0 and 1.
+        points[9], weights[9] = points[1], weights[1]
+    with simd_mode("off"):
+        expected = native.encode_g2(native.g2_weighted_sum(points, weights))
+    layers = ["portable"] + (["require"] if simd.ifma_available() else [])
+    for layer in layers:
+        with simd_mode(layer):
+            before = testing.counters()
+            assert native.encode_g2(native.g2_weighted_sum(points, weights)) == expected, layer
+            after = testing.counters()
+        passes = after["signature_sum_lane_passes"] - before["signature_sum_lane_passes"]
+        assert passes == (0 if count < 8 else -(-count // 128)), layer
+        undecided = after["signature_sum_undecided_lanes"] - before["signature_sum_undecided_lanes"]
+        assert undecided == (1 if count >= 16 else 0), layer
 
 
 def _double_and_add(add: Any, point: Any, scalar: int) -> Any:

@@ -316,6 +316,76 @@ fn main() {
         black_box(miller::miller_product_on(Path::Ifma, &[p_words, p_words], &[q_words, q_words]));
     };
     row("two chunks in one pass vs one chunk", time_pair(rounds, two_chunks, one_chunk));
+
+    println!();
+    println!("Sum of N signatures times random 64-bit weights: the ifma kernel (N/8 a lane) and blst's sum of the 8 lanes' results, against blst_p2s_mult_pippenger (us; ratio = lanes / blst)");
+    println!("{:<44}{:>12}{:>12}{:>10}", "", "lanes", "blst", "ratio");
+    let signature_points: Vec<blst::blst_p2_affine> = (0..256u32)
+        .map(|k| {
+            let (mut point, mut affine) =
+                (blst::blst_p2::default(), blst::blst_p2_affine::default());
+            let hashed = common::hash_to_g2(&k.to_le_bytes());
+            let scalar = rng.scalar();
+            let mut sk = blst::blst_scalar::default();
+            // SAFETY: live values of the right types.
+            unsafe {
+                blst::blst_scalar_from_uint64(&mut sk, scalar.as_ptr());
+                blst::blst_sign_pk_in_g1(&mut point, &hashed, &sk);
+                blst::blst_p2_to_affine(&mut affine, &point);
+            }
+            affine
+        })
+        .collect();
+    let weights: Vec<u64> = (0..256).map(|_| rng.next() | 1).collect();
+    for count in [8, 16, 32, 64, 128, 256] {
+        let rows = count / 8;
+        let points: Vec<[G2Words; 8]> = (0..rows)
+            .map(|row| {
+                std::array::from_fn(|lane| {
+                    let q = &signature_points[row * 8 + lane];
+                    G2Words { x: [q.x.fp[0].l, q.x.fp[1].l], y: [q.y.fp[0].l, q.y.fp[1].l] }
+                })
+            })
+            .collect();
+        let lane_weights: Vec<[u64; 8]> =
+            (0..rows).map(|row| std::array::from_fn(|lane| weights[row * 8 + lane])).collect();
+        let lanes = || {
+            let (sums, _, _) =
+                bls_lanes::mul::weighted_signatures_on(Path::Ifma, &points, &lane_weights)
+                    .expect("ifma");
+            let mut total = blst::blst_p2::default();
+            for sum in &sums {
+                let fp2 = |c: &[[u64; 6]; 2]| blst::blst_fp2 { fp: c.map(|l| blst::blst_fp { l }) };
+                let point = blst::blst_p2 { x: fp2(&sum[0]), y: fp2(&sum[1]), z: fp2(&sum[2]) };
+                let previous = total;
+                // SAFETY: live points.
+                unsafe { blst::blst_p2_add_or_double(&mut total, &previous, &point) };
+            }
+            black_box(total);
+        };
+        let pippenger = || {
+            let scalars: Vec<[u8; 8]> = weights[..count].iter().map(|w| w.to_le_bytes()).collect();
+            let point_refs: Vec<*const blst::blst_p2_affine> =
+                signature_points[..count].iter().map(|p| p as *const _).collect();
+            let scalar_refs: Vec<*const u8> = scalars.iter().map(|s| s.as_ptr()).collect();
+            let mut out = blst::blst_p2::default();
+            // SAFETY: `count` live points and 8-byte scalars; scratch of blst's size.
+            unsafe {
+                let size = blst::blst_p2s_mult_pippenger_scratch_sizeof(count);
+                let mut scratch = vec![0u64; size.div_ceil(8)];
+                blst::blst_p2s_mult_pippenger(
+                    &mut out,
+                    point_refs.as_ptr(),
+                    count,
+                    scalar_refs.as_ptr(),
+                    64,
+                    scratch.as_mut_ptr(),
+                );
+            }
+            black_box(out);
+        };
+        row(&format!("{count} signatures"), time_pair(rounds, lanes, pippenger));
+    }
 }
 
 /// sk * g1, affine.

@@ -24,6 +24,11 @@ pub struct G2Words {
     pub y: Fp2Words,
 }
 
+/// A G1 point as blst's Jacobian blst_p1 holds it (X, Y, Z: x = X/Z^2, y = Y/Z^3).
+pub type G1JacobianWords = [FpWords; 3];
+/// A G2 point as blst's Jacobian blst_p2 holds it.
+pub type G2JacobianWords = [Fp2Words; 3];
+
 /// A compressed G1 point (a public key).
 pub const G1_COMPRESSED: usize = 48;
 /// A compressed G2 point (a signature).

@@ -191,3 +191,116 @@ fn keys_times_public_weights_match_blst() {
         }
     }
 }
+
+/// G2 points (real signatures) in blst's affine form.
+fn signature_points(rng: &mut Rng, count: usize) -> Vec<blst::blst_p2_affine> {
+    (0..count)
+        .map(|index| {
+            let hashed = common::hash_to_g2(&(index as u64).to_le_bytes());
+            let compressed = common::blst_signature(&rng.scalar(), &hashed);
+            let mut point = blst::blst_p2_affine::default();
+            // SAFETY: 96 bytes in, one point out.
+            let status = unsafe { blst::blst_p2_uncompress(&mut point, compressed.as_ptr()) };
+            assert_eq!(status, blst::BLST_ERROR::BLST_SUCCESS);
+            point
+        })
+        .collect()
+}
+
+/// blst's sum of weight * point over the given points (the identity for none).
+fn blst_weighted_column(points: &[&blst::blst_p2_affine], weights: &[u64]) -> [u8; 192] {
+    use blst::*;
+    let mut total = blst_p2::default();
+    for (point, weight) in points.iter().zip(weights) {
+        let (mut projective, mut product, previous) =
+            (blst_p2::default(), blst_p2::default(), total);
+        // SAFETY: live values; the scalar is 8 little-endian bytes of 64 bits.
+        unsafe {
+            blst_p2_from_affine(&mut projective, *point);
+            blst_p2_mult(&mut product, &projective, weight.to_le_bytes().as_ptr(), 64);
+            blst_p2_add_or_double(&mut total, &previous, &product);
+        }
+    }
+    let mut out = [0u8; 192];
+    // SAFETY: one live point, 192 bytes out.
+    unsafe { blst_p2_serialize(out.as_mut_ptr(), &total) };
+    out
+}
+
+fn g2_words(point: &blst::blst_p2_affine) -> bls_lanes::points::G2Words {
+    bls_lanes::points::G2Words {
+        x: [point.x.fp[0].l, point.x.fp[1].l],
+        y: [point.y.fp[0].l, point.y.fp[1].l],
+    }
+}
+
+fn serialize_jacobian(words: &mul::weighted::G2JacobianWords) -> [u8; 192] {
+    let fp2 = |c: &[[u64; 6]; 2]| blst::blst_fp2 { fp: c.map(|l| blst::blst_fp { l }) };
+    let point = blst::blst_p2 { x: fp2(&words[0]), y: fp2(&words[1]), z: fp2(&words[2]) };
+    let mut out = [0u8; 192];
+    // SAFETY: one live point, 192 bytes out.
+    unsafe { blst::blst_p2_serialize(out.as_mut_ptr(), &point) };
+    out
+}
+
+#[test]
+fn signature_sums_by_lane_match_blst() {
+    let mut rng = Rng(0x5157_a7e5);
+    let points = signature_points(&mut rng, 24);
+    // Three rows; lane 7 of the last row left empty (weight 0), lane 6 of every row
+    // weighted 0 too (a lane adding nothing: its sum is the identity), edge weights in
+    // the first row.
+    let mut weights: Vec<[u64; 8]> =
+        (0..3).map(|_| std::array::from_fn(|_| rng.next() | 1)).collect();
+    weights[0][..5].copy_from_slice(&[1, u64::MAX, 1 << 63, 0x8888_8888_8888_8888, 15]);
+    for row in weights.iter_mut() {
+        row[6] = 0;
+    }
+    weights[2][7] = 0;
+    let rows: Vec<[bls_lanes::points::G2Words; 8]> =
+        (0..3).map(|row| std::array::from_fn(|lane| g2_words(&points[row * 8 + lane]))).collect();
+    for path in common::layers() {
+        let (sums, started, undecided) =
+            mul::weighted_signatures_on(path, &rows, &weights).expect("a layer");
+        assert_eq!(undecided, 0, "{path:?}");
+        assert_eq!(started, 0b1011_1111, "{path:?}");
+        for lane in (0..8).filter(|lane| *lane != 6) {
+            let column: Vec<&blst::blst_p2_affine> =
+                (0..3).map(|row| &points[row * 8 + lane]).collect();
+            let column_weights: Vec<u64> = (0..3).map(|row| weights[row][lane]).collect();
+            assert_eq!(
+                serialize_jacobian(&sums[lane]),
+                blst_weighted_column(&column, &column_weights),
+                "{path:?}: lane {lane}"
+            );
+        }
+    }
+}
+
+#[test]
+fn signature_sums_flag_a_lane_whose_partial_sum_meets_its_addend() {
+    // Lane 2 holds one point twice with one weight: its second addition is a
+    // doubling, which the formula cannot do, so the lane is left to the caller.
+    let mut rng = Rng(0xd0b1e);
+    let points = signature_points(&mut rng, 16);
+    let mut rows: Vec<[bls_lanes::points::G2Words; 8]> =
+        (0..2).map(|row| std::array::from_fn(|lane| g2_words(&points[row * 8 + lane]))).collect();
+    let mut weights: Vec<[u64; 8]> =
+        (0..2).map(|_| std::array::from_fn(|_| rng.next() | 1)).collect();
+    rows[1][2] = rows[0][2];
+    weights[1][2] = weights[0][2];
+    for path in common::layers() {
+        let (sums, started, undecided) =
+            mul::weighted_signatures_on(path, &rows, &weights).expect("a layer");
+        assert_eq!(undecided, 0b100, "{path:?}");
+        assert_eq!(started, 0xff, "{path:?}");
+        for lane in (0..8).filter(|lane| *lane != 2) {
+            let column = [&points[lane], &points[8 + lane]];
+            assert_eq!(
+                serialize_jacobian(&sums[lane]),
+                blst_weighted_column(&column, &[weights[0][lane], weights[1][lane]]),
+                "{path:?}: lane {lane}"
+            );
+        }
+    }
+}

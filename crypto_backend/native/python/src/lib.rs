@@ -410,8 +410,9 @@ fn g1_weighted_sum(py: Python<'_>, points: Vec<G1Point>, weights: Vec<u64>) -> P
 fn g2_weighted_sum(py: Python<'_>, points: Vec<G2Point>, weights: Vec<u64>) -> PyResult<G2Point> {
     check_weights(points.len(), &weights)?;
     let affine: Vec<G2Affine> = points.iter().map(|p| p.point).collect();
-    let point =
-        without_gil(py, || curve::g2_to_affine(&curve::g2_weighted_sum(&affine, &weights)))?;
+    let point = without_gil(py, || {
+        curve::g2_to_affine(&batch::weighted_signature_sum(&affine, &weights))
+    })?;
     Ok(G2Point { point })
 }
 

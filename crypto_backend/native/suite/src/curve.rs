@@ -257,6 +257,14 @@ pub fn g2_sum<'a>(points: impl IntoIterator<Item = &'a G2Affine>) -> G2 {
     total
 }
 
+/// a + b (either may be the identity, or equal to the other).
+pub fn g2_add(a: &G2, b: &G2) -> G2 {
+    let mut out = G2::default();
+    // SAFETY: two live points in, one out.
+    unsafe { blst_p2_add_or_double(&mut out, a, b) };
+    out
+}
+
 /// sum(w_i * P_i) for public 64-bit weights (batch verification), by blst's Pippenger.
 pub fn g1_weighted_sum(points: &[G1Affine], weights: &[u64]) -> G1 {
     assert_eq!(points.len(), weights.len());

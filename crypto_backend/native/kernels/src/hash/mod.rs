@@ -43,15 +43,12 @@ use crate::field::stored::{
 };
 use crate::lane::LaneOps;
 use crate::mul::g2::G2;
-use crate::points::Fp2Words;
 
 /// The bytes of expand_message_xmd one message needs: two Fp2 elements of two Fp
 /// elements of 64 bytes each.
 pub const EXPANDED_BYTES: usize = 256;
 
-/// A point as blst's Jacobian blst_p2 holds it (X, Y, Z: x = X/Z^2, y = Y/Z^3), each
-/// coordinate in blst's words.
-pub type G2JacobianWords = [Fp2Words; 3];
+pub use crate::points::G2JacobianWords;
 
 /// |x| (`curve::X_ABS`), as the chains take it.
 const X_ABS: u128 = crate::curve::X_ABS as u128;

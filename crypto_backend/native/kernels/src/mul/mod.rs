@@ -1,9 +1,10 @@
 //! Constant-time multiplication of a public point by eight secret scalars at once:
 //! public keys (`g1`, sk * g1) and signatures (`g2`, sk * H(m)), on the formulas of
-//! `curve::complete`; and eight public keys by eight public weights (`weighted`, the
-//! batch check's random weights). The entry points below borrow the scalars: the kernel reads
-//! them where the caller keeps them (and zeroes them), never from a copy of its own;
-//! the signatures' kernel splits them there in place (`g2::split`).
+//! `curve::complete`; and public points by public weights (`weighted`, the batch
+//! check's random weights: eight keys at a time, or the sum of many signatures).
+//! The secret-scalar entry points below borrow the scalars: the kernel reads them
+//! where the caller keeps them (and zeroes them), never from a copy of its own; the
+//! signatures' kernel splits them there in place (`g2::split`).
 
 pub mod g1;
 pub mod g2;
@@ -85,4 +86,17 @@ pub fn weighted_keys_on(
     weights: [u64; 8],
 ) -> Option<([weighted::G1JacobianWords; 8], u8)> {
     dispatch::run_on(path, weighted::WeightedKeys { points, weights })
+}
+
+/// Each lane's sum of its column of signatures (`points[j][lane]`, affine, never the
+/// identity) times their weights (`weights[j][lane]`, zero for a slot left empty), in
+/// blst's Jacobian words; the lanes with a nonzero weight (the others' sum is the
+/// identity); and the lanes left undecided (the caller sums those on blst). On
+/// `path`; None on `Path::Off` or without IFMA.
+pub fn weighted_signatures_on(
+    path: Path,
+    points: &[[crate::points::G2Words; 8]],
+    weights: &[[u64; 8]],
+) -> Option<([weighted::G2JacobianWords; 8], u8, u8)> {
+    dispatch::run_on(path, weighted::WeightedSignatures { points, weights })
 }
