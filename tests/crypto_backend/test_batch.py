@@ -43,32 +43,42 @@ def test_weighted_sums_equal_double_and_add(
     assert encode(weighted_sum(points, weights)) == encode(expected)
 
 
+@pytest.mark.parametrize("group", ["G1", "G2"])
 @pytest.mark.parametrize("count", [7, 8, 21, 130])
-def test_signature_sums_on_the_lanes_equal_blst(count: int, seed: int) -> None:
-    """The native G2 weighted sum (the batch check's signature sum) goes to the lanes
-    from 8 points, in passes of 128 (`batch::weighted_signature_sum`): the same point as
+def test_weighted_sums_on_the_lanes_equal_blst(group: str, count: int, seed: int) -> None:
+    """The native weighted sums (the batch check's key and signature sums) go to the
+    lanes from 8 points, in passes of 128 (`batch::weighted_sum`): the same point as
     blst's Pippenger on every layer this CPU runs, edge weights included, and a lane
     holding one point twice with one weight (the formulas' doubling case) is summed on
     blst instead."""
     native = selection.backend_named("blst")
-    rng = random.Random(seed ^ count)
-    points = _points(native, "G2", count, rng)
+    rng = random.Random(f"{seed} {group} {count}")
+    points = _points(native, group, count, rng)
     weights = [rng.randrange(1, 2**64) for _ in range(count)]
     weights[0] = 2**64 - 1
     if count >= 16:
-        # Positions 1 and 9 are lane 1 of rows 0 and 1.
-        points[9], weights[9] = points[1], weights[1]
+        # Positions 1 and 9 are lane 1 of rows 0 and 1. With the top digit 1 (the carry
+        # of 2^64 - 1's signed digits), the lane starts at the top window with row 0's
+        # point, and row 1 then adds that same point.
+        points[9] = points[1]
+        weights[1] = weights[9] = 2**64 - 1
+    if group == "G1":
+        weighted_sum, encode = native.g1_weighted_sum, native.encode_g1
+        passes_counter = "weighted_lane_passes"
+    else:
+        weighted_sum, encode = native.g2_weighted_sum, native.encode_g2
+        passes_counter = "signature_sum_lane_passes"
     with simd_mode("off"):
-        expected = native.encode_g2(native.g2_weighted_sum(points, weights))
+        expected = encode(weighted_sum(points, weights))
     layers = ["portable"] + (["require"] if simd.ifma_available() else [])
     for layer in layers:
         with simd_mode(layer):
             before = testing.counters()
-            assert native.encode_g2(native.g2_weighted_sum(points, weights)) == expected, layer
+            assert encode(weighted_sum(points, weights)) == expected, layer
             after = testing.counters()
-        passes = after["signature_sum_lane_passes"] - before["signature_sum_lane_passes"]
+        passes = after[passes_counter] - before[passes_counter]
         assert passes == (0 if count < 8 else -(-count // 128)), layer
-        undecided = after["signature_sum_undecided_lanes"] - before["signature_sum_undecided_lanes"]
+        undecided = after["weighted_sum_undecided_lanes"] - before["weighted_sum_undecided_lanes"]
         assert undecided == (1 if count >= 16 else 0), layer
 
 

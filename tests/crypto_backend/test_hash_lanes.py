@@ -138,11 +138,13 @@ def test_batch_calls_hash_their_messages_on_the_lanes() -> None:
         assert not crypto_backend.verify_signature_sets(wrong_message)
 
 
-@pytest.mark.parametrize("sets_per_message", [1, 5, 40])
+@pytest.mark.parametrize("sets_per_message", [1, 5, 40, 260])
 def test_batch_weights_keys_on_the_lanes(sets_per_message: int, seed: int) -> None:
-    """Messages with few sets weight their keys on the lanes (``mul::weighted``), those
-    with more than 32 on blst's Pippenger: the same verdicts either way, a swapped pair
-    of signatures refused (their plain sum is right: only the weights catch it)."""
+    """Messages with few sets weight their keys on the lanes (``mul::weighted``: eight
+    keys of any messages a pass below 8 sets, a lane sum of each message's keys from 8
+    to 256), those with more on blst's Pippenger: the same verdicts either way, a
+    swapped pair of signatures refused (their plain sum is right: only the weights
+    catch it)."""
     rng = random.Random(seed ^ sets_per_message)
     count = max(16, 2 * sets_per_message)
     secret_keys = [rng.randrange(1, crypto_backend.CURVE_ORDER) for _ in range(count)]
@@ -165,4 +167,4 @@ def test_batch_weights_keys_on_the_lanes(sets_per_message: int, seed: int) -> No
         assert crypto_backend.verify_signature_sets(sets)
         assert not crypto_backend.verify_signature_sets(wrong)
         moved = testing.counters()["weighted_lane_passes"] - before
-    assert (moved > 0) == (sets_per_message <= 32), moved
+    assert (moved > 0) == (sets_per_message <= 256), moved

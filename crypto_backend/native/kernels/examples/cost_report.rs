@@ -148,11 +148,36 @@ fn rows() -> Vec<Row> {
         unsafe { blst::blst_p1_uncompress(&mut point, key.as_ptr()) };
         bls_lanes::points::G1Words { x: point.x.l, y: point.y.l }
     });
-    let weights: [u64; 8] = std::array::from_fn(|_| rng.next());
+    let weights: [[u64; 8]; 1] = [std::array::from_fn(|_| rng.next())];
     push(
         "weighted_keys",
         "8 keys times 64-bit weights (batch verification)",
-        counted(cost::weighted_keys(points, weights), cost::weighted_keys(points, weights)),
+        counted(cost::weighted_keys(&[points], &weights), cost::weighted_keys(&[points], &weights)),
+    );
+    let hashed = common::hash_to_g2(b"cost report");
+    let signatures: Vec<[bls_lanes::points::G2Words; 8]> = (0..8)
+        .map(|_| {
+            std::array::from_fn(|_| {
+                let compressed = common::blst_signature(&rng.scalar(), &hashed);
+                let mut point = blst::blst_p2_affine::default();
+                // SAFETY: 96 bytes in, one point out.
+                unsafe { blst::blst_p2_uncompress(&mut point, compressed.as_ptr()) };
+                bls_lanes::points::G2Words {
+                    x: [point.x.fp[0].l, point.x.fp[1].l],
+                    y: [point.y.fp[0].l, point.y.fp[1].l],
+                }
+            })
+        })
+        .collect();
+    let signature_weights: Vec<[u64; 8]> =
+        (0..8).map(|_| std::array::from_fn(|_| rng.next())).collect();
+    push(
+        "weighted_signatures",
+        "sum of 64 signatures times 64-bit weights (8 a lane)",
+        counted(
+            cost::weighted_signatures(&signatures, &signature_weights),
+            cost::weighted_signatures(&signatures, &signature_weights),
+        ),
     );
     rows
 }

@@ -7,7 +7,9 @@
 //! (an exponentiation by x's chain) against 63 blst_fp12_cyclotomic_sqr; and, on the
 //! IFMA layer, the Miller loop of one chunk of 8 pairs against blst_miller_loop_n of
 //! 4 to 8 pairs, and of two chunks in one pass against one (where a partial chunk
-//! pays: bls_suite's pairing).
+//! pays: bls_suite's pairing), and the weighted sum of 8 to 256 signatures (the
+//! batch check's) against blst_p2s_mult_pippenger (where the lanes pay: bls_suite's
+//! batch).
 //! It prints medians over rounds, ours and blst's timed in turn within each round,
 //! and their ratios:
 //!

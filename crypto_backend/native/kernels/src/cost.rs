@@ -178,10 +178,18 @@ pub fn hash_to_g2_counted(
     (hashed, runner.0)
 }
 
-/// One pass of the batch weights' kernel (`mul::weighted_keys_on`).
-pub fn weighted_keys(
-    points: [G1Words; 8],
-    weights: [u64; 8],
-) -> impl Kernel<Output = ([mul::weighted::G1JacobianWords; 8], u8)> {
+/// One pass of the batch weights' kernel on keys (`mul::weighted_keys_on`).
+pub fn weighted_keys<'a>(
+    points: &'a [[G1Words; 8]],
+    weights: &'a [[u64; 8]],
+) -> impl Kernel<Output = ([mul::weighted::G1JacobianWords; 8], u8, u8)> + 'a {
     mul::weighted::WeightedKeys { points, weights }
+}
+
+/// One pass of the weighted signature sum (`mul::weighted_signatures_on`).
+pub fn weighted_signatures<'a>(
+    points: &'a [[G2Words; 8]],
+    weights: &'a [[u64; 8]],
+) -> impl Kernel<Output = ([mul::weighted::G2JacobianWords; 8], u8, u8)> + 'a {
+    mul::weighted::WeightedSignatures { points, weights }
 }

@@ -172,10 +172,10 @@ fn keys_times_public_weights_match_blst() {
             let lanes: [usize; 8] = std::array::from_fn(|lane| (start + lane).min(keys.len() - 1));
             let points = lanes
                 .map(|index| bls_lanes::points::G1Words { x: keys[index].x.l, y: keys[index].y.l });
-            let (products, undecided) =
-                mul::weighted_keys_on(path, points, lanes.map(|index| weights[index]))
+            let (products, started, undecided) =
+                mul::weighted_keys_on(path, &[points], &[lanes.map(|index| weights[index])])
                     .expect("a layer");
-            assert_eq!(undecided, 0, "{path:?}");
+            assert_eq!((started, undecided), (0xff, 0), "{path:?}");
             for (lane, index) in lanes.iter().enumerate() {
                 let fp = |words: &[u64; 6]| blst_fp { l: *words };
                 let point = blst_p1 {

@@ -401,8 +401,9 @@ fn check_weights(count: usize, weights: &[u64]) -> PyResult<()> {
 fn g1_weighted_sum(py: Python<'_>, points: Vec<G1Point>, weights: Vec<u64>) -> PyResult<G1Point> {
     check_weights(points.len(), &weights)?;
     let affine: Vec<G1Affine> = points.iter().map(|p| p.point).collect();
-    let point =
-        without_gil(py, || curve::g1_to_affine(&curve::g1_weighted_sum(&affine, &weights)))?;
+    let point = without_gil(py, || {
+        curve::g1_to_affine(&batch::weighted_sum::<batch::Keys>(&affine, &weights))
+    })?;
     Ok(G1Point { point })
 }
 
@@ -411,7 +412,7 @@ fn g2_weighted_sum(py: Python<'_>, points: Vec<G2Point>, weights: Vec<u64>) -> P
     check_weights(points.len(), &weights)?;
     let affine: Vec<G2Affine> = points.iter().map(|p| p.point).collect();
     let point = without_gil(py, || {
-        curve::g2_to_affine(&batch::weighted_signature_sum(&affine, &weights))
+        curve::g2_to_affine(&batch::weighted_sum::<batch::Signatures>(&affine, &weights))
     })?;
     Ok(G2Point { point })
 }

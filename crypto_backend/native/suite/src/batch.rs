@@ -114,7 +114,7 @@ fn check_chunk(sets: &[Checked], weights: &[u64], indices: &[usize]) -> bool {
     crate::test_panic::maybe_panic(crate::test_panic::Site::BatchChunk);
     let signatures: Vec<G2Affine> = indices.iter().map(|i| sets[*i].signature).collect();
     let chunk_weights: Vec<u64> = indices.iter().map(|i| weights[*i]).collect();
-    let signature_sum = weighted_signature_sum(&signatures, &chunk_weights);
+    let signature_sum = weighted_sum::<Signatures>(&signatures, &chunk_weights);
     // Could only pass with every key side cancelling too.
     if curve::g2_is_identity(&signature_sum) {
         return false;
@@ -139,10 +139,8 @@ fn check_chunk(sets: &[Checked], weights: &[u64], indices: &[usize]) -> bool {
     let mut messages = Vec::with_capacity(groups.len());
     for group in groups {
         let key_sum = match &lane_products {
-            Some(products) if group.len() <= LANE_WEIGHTED_GROUP => {
-                curve::g1_sum(&products[group.clone()])
-            }
-            _ => curve::g1_weighted_sum(&keys[group.clone()], &chunk_weights[group.clone()]),
+            Some(products) if group.len() < LANE_SUM_MIN => curve::g1_sum(&products[group.clone()]),
+            _ => weighted_sum::<Keys>(&keys[group.clone()], &chunk_weights[group.clone()]),
         };
         if curve::g1_is_identity(&key_sum) {
             return false;
@@ -156,21 +154,166 @@ fn check_chunk(sets: &[Checked], weights: &[u64], indices: &[usize]) -> bool {
     pairing::pairings_equal_signature(&pairs, &curve::g2_to_affine(&signature_sum))
 }
 
-/// Kernel passes of the weighted keys (tests check a path went through the lanes).
+/// Kernel passes of the weighted keys, of the weighted signatures, and lanes of the
+/// sums left to blst (tests check a path went through the lanes, and the fallback).
 pub static WEIGHTED_PASSES: AtomicU64 = AtomicU64::new(0);
+pub static SIGNATURE_SUM_PASSES: AtomicU64 = AtomicU64::new(0);
+pub static SUM_UNDECIDED: AtomicU64 = AtomicU64::new(0);
 
-/// A message with at most this many sets weights its keys on the lanes of a SIMD path
-/// (`bls_lanes::mul::weighted`, eight keys a pass); one with more on blst's
-/// Pippenger, whose cost per key falls as the count grows (docs/performance.md).
-const LANE_WEIGHTED_GROUP: usize = 32;
+/// From this many points (not the identity) a SIMD path forms a weighted sum on the
+/// lanes (`bls_lanes::mul::weighted`: each lane sums its share, the doublings shared);
+/// below it, or beyond `LANE_SUM_MAX`, on blst's Pippenger. `lane_bench` on Zen 4, the
+/// lanes' time over Pippenger's for signatures: 8 of them 0.92x, 16 0.57x, 64 0.64x,
+/// 256 0.75x (docs/performance.md).
+const LANE_SUM_MIN: usize = 8;
+const LANE_SUM_MAX: usize = 256;
+/// Points a kernel pass takes (16 a lane): its tables stay in the core's L2.
+const LANE_SUM_PASS: usize = 128;
 
-/// Weighted key multiplications a SIMD path hands the lanes: fewer go to blst.
+/// Weighted key multiplications of small groups a SIMD path hands the lanes: fewer go
+/// to blst.
 const MIN_LANE_WEIGHTED: usize = 4;
 
-/// Each key times its weight, affine, for the keys of the groups of at most
-/// `LANE_WEIGHTED_GROUP` sets (the others' entries are left the identity, unread), on
-/// the lanes of this process's SIMD path; None on `Path::Off` or where too few keys
-/// would go to the lanes. Lanes the kernel leaves undecided are multiplied on blst.
+/// A group whose weighted sums the lanes form: blst's types and the kernel's entry.
+pub trait LaneGroup {
+    type Affine: Copy;
+    type Point: Copy + Default;
+    type Words: Copy;
+    type JacobianWords;
+    const PASSES: &'static AtomicU64;
+    fn is_identity(point: &Self::Affine) -> bool;
+    fn words(point: &Self::Affine) -> Self::Words;
+    #[allow(clippy::type_complexity)]
+    fn lane_sums(
+        path: Path,
+        rows: &[[Self::Words; 8]],
+        weights: &[[u64; 8]],
+    ) -> Option<([Self::JacobianWords; 8], u8, u8)>;
+    fn from_jacobian(words: &Self::JacobianWords) -> Self::Point;
+    fn add(a: &Self::Point, b: &Self::Point) -> Self::Point;
+    fn pippenger(points: &[Self::Affine], weights: &[u64]) -> Self::Point;
+}
+
+/// Public keys (G1).
+pub enum Keys {}
+/// Signatures (G2).
+pub enum Signatures {}
+
+impl LaneGroup for Keys {
+    type Affine = G1Affine;
+    type Point = curve::G1;
+    type Words = bls_lanes::points::G1Words;
+    type JacobianWords = bls_lanes::points::G1JacobianWords;
+    const PASSES: &'static AtomicU64 = &WEIGHTED_PASSES;
+    fn is_identity(point: &G1Affine) -> bool {
+        curve::g1_affine_is_identity(point)
+    }
+    fn words(point: &G1Affine) -> Self::Words {
+        curve::g1_words(point)
+    }
+    fn lane_sums(
+        path: Path,
+        rows: &[[Self::Words; 8]],
+        weights: &[[u64; 8]],
+    ) -> Option<([Self::JacobianWords; 8], u8, u8)> {
+        mul::weighted_keys_on(path, rows, weights)
+    }
+    fn from_jacobian(words: &Self::JacobianWords) -> curve::G1 {
+        curve::g1_from_jacobian_words(words)
+    }
+    fn add(a: &curve::G1, b: &curve::G1) -> curve::G1 {
+        curve::g1_add(a, b)
+    }
+    fn pippenger(points: &[G1Affine], weights: &[u64]) -> curve::G1 {
+        curve::g1_weighted_sum(points, weights)
+    }
+}
+
+impl LaneGroup for Signatures {
+    type Affine = G2Affine;
+    type Point = curve::G2;
+    type Words = bls_lanes::points::G2Words;
+    type JacobianWords = bls_lanes::points::G2JacobianWords;
+    const PASSES: &'static AtomicU64 = &SIGNATURE_SUM_PASSES;
+    fn is_identity(point: &G2Affine) -> bool {
+        curve::g2_affine_is_identity(point)
+    }
+    fn words(point: &G2Affine) -> Self::Words {
+        curve::g2_words(point)
+    }
+    fn lane_sums(
+        path: Path,
+        rows: &[[Self::Words; 8]],
+        weights: &[[u64; 8]],
+    ) -> Option<([Self::JacobianWords; 8], u8, u8)> {
+        mul::weighted_signatures_on(path, rows, weights)
+    }
+    fn from_jacobian(words: &Self::JacobianWords) -> curve::G2 {
+        curve::g2_from_jacobian_words(words)
+    }
+    fn add(a: &curve::G2, b: &curve::G2) -> curve::G2 {
+        curve::g2_add(a, b)
+    }
+    fn pippenger(points: &[G2Affine], weights: &[u64]) -> curve::G2 {
+        curve::g2_weighted_sum(points, weights)
+    }
+}
+
+/// sum w_i P_i over points of G1 (`Keys`) or G2 (`Signatures`) and their public
+/// weights: on the lanes of this process's SIMD path for `LANE_SUM_MIN` to
+/// `LANE_SUM_MAX` points, else on blst's Pippenger.
+pub fn weighted_sum<G: LaneGroup>(points: &[G::Affine], weights: &[u64]) -> G::Point {
+    let path = dispatch::current();
+    let finite: Vec<usize> = (0..points.len()).filter(|i| !G::is_identity(&points[*i])).collect();
+    if path == Path::Off || finite.len() < LANE_SUM_MIN || finite.len() > LANE_SUM_MAX {
+        return G::pippenger(points, weights);
+    }
+    let mut total = G::Point::default();
+    for pass in finite.chunks(LANE_SUM_PASS) {
+        // Position k of the pass is row k / 8, lane k % 8; empty slots repeat the
+        // first point with weight 0 (added nowhere).
+        let rows = pass.len().div_ceil(8);
+        let slot = |k: usize| pass.get(k).copied();
+        let lane_points: Vec<[G::Words; 8]> = (0..rows)
+            .map(|row| {
+                std::array::from_fn(|lane| {
+                    G::words(&points[slot(row * 8 + lane).unwrap_or(pass[0])])
+                })
+            })
+            .collect();
+        let lane_weights: Vec<[u64; 8]> = (0..rows)
+            .map(|row| std::array::from_fn(|lane| slot(row * 8 + lane).map_or(0, |i| weights[i])))
+            .collect();
+        let Some((sums, started, undecided)) = G::lane_sums(path, &lane_points, &lane_weights)
+        else {
+            return G::pippenger(points, weights);
+        };
+        G::PASSES.fetch_add(1, Ordering::Relaxed);
+        for (lane, sum) in sums.iter().enumerate() {
+            let lane_sum = if (undecided >> lane) & 1 == 1 {
+                // A partial sum met an exceptional case of the formulas: blst sums
+                // this lane's share.
+                SUM_UNDECIDED.fetch_add(1, Ordering::Relaxed);
+                let column: Vec<usize> = pass.iter().skip(lane).step_by(8).copied().collect();
+                let column_points: Vec<G::Affine> = column.iter().map(|i| points[*i]).collect();
+                let column_weights: Vec<u64> = column.iter().map(|i| weights[*i]).collect();
+                G::pippenger(&column_points, &column_weights)
+            } else if (started >> lane) & 1 == 1 {
+                G::from_jacobian(sum)
+            } else {
+                continue;
+            };
+            total = G::add(&total, &lane_sum);
+        }
+    }
+    total
+}
+
+/// Each key times its weight, affine, for the keys of the groups of fewer than
+/// `LANE_SUM_MIN` sets (the others' entries are left the identity, unread), eight
+/// keys of any groups a pass, on the lanes of this process's SIMD path; None on
+/// `Path::Off` or where too few keys would go to the lanes. Lanes the kernel leaves
+/// undecided are multiplied on blst.
 fn weighted_keys_on_lanes(
     keys: &[G1Affine],
     weights: &[u64],
@@ -179,7 +322,7 @@ fn weighted_keys_on_lanes(
     let path = dispatch::current();
     let positions: Vec<usize> = groups
         .iter()
-        .filter(|group| group.len() <= LANE_WEIGHTED_GROUP)
+        .filter(|group| group.len() < LANE_SUM_MIN)
         .flat_map(|group| group.clone())
         .collect();
     if path == Path::Off || positions.len() < MIN_LANE_WEIGHTED {
@@ -190,10 +333,11 @@ fn weighted_keys_on_lanes(
         // Spare lanes repeat the chunk's last key and weight.
         let lanes: [usize; 8] = std::array::from_fn(|lane| chunk[lane.min(chunk.len() - 1)]);
         let points = lanes.map(|index| curve::g1_words(&keys[index]));
-        let (words, undecided) = mul::weighted_keys_on(path, points, lanes.map(|i| weights[i]))?;
+        let (words, started, undecided) =
+            mul::weighted_keys_on(path, &[points], &[lanes.map(|i| weights[i])])?;
         WEIGHTED_PASSES.fetch_add(1, Ordering::Relaxed);
         for (lane, index) in chunk.iter().enumerate() {
-            products.push(if (undecided >> lane) & 1 == 1 {
+            products.push(if ((undecided | !started) >> lane) & 1 == 1 {
                 curve::g1_times_u64(&keys[*index], weights[*index])
             } else {
                 curve::g1_from_jacobian_words(&words[lane])
@@ -205,69 +349,4 @@ fn weighted_keys_on_lanes(
         out[index] = product;
     }
     Some(out)
-}
-
-/// Kernel passes of the weighted signature sum, and lanes it left to blst (tests
-/// check a path went through the lanes, and through the fallback).
-pub static SIGNATURE_SUM_PASSES: AtomicU64 = AtomicU64::new(0);
-pub static SIGNATURE_SUM_UNDECIDED: AtomicU64 = AtomicU64::new(0);
-
-/// From this many signatures (not the identity) a SIMD path sums them weighted on the
-/// lanes (`bls_lanes::mul::weighted`: each lane sums its share, the doublings shared);
-/// below it, or beyond `LANE_SUM_MAX`, on blst's Pippenger. `lane_bench` on Zen 4, the
-/// lanes' time over Pippenger's: 8 signatures 0.92x, 16 0.57x, 64 0.64x, 256 0.75x
-/// (docs/performance.md).
-const LANE_SUM_MIN: usize = 8;
-const LANE_SUM_MAX: usize = 256;
-/// Signatures a kernel pass takes (16 a lane): its tables stay in the core's L2.
-const LANE_SUM_PASS: usize = 128;
-
-/// sum w_i S_i over G2 points (decoded signatures) and their public weights.
-pub fn weighted_signature_sum(signatures: &[G2Affine], weights: &[u64]) -> curve::G2 {
-    let path = dispatch::current();
-    let finite: Vec<usize> =
-        (0..signatures.len()).filter(|i| !curve::g2_affine_is_identity(&signatures[*i])).collect();
-    if path == Path::Off || finite.len() < LANE_SUM_MIN || finite.len() > LANE_SUM_MAX {
-        return curve::g2_weighted_sum(signatures, weights);
-    }
-    let mut total = curve::G2::default();
-    for pass in finite.chunks(LANE_SUM_PASS) {
-        // Position k of the pass is row k / 8, lane k % 8; empty slots repeat the
-        // first signature with weight 0 (added nowhere).
-        let rows = pass.len().div_ceil(8);
-        let slot = |k: usize| pass.get(k).copied();
-        let points: Vec<[bls_lanes::points::G2Words; 8]> = (0..rows)
-            .map(|row| {
-                std::array::from_fn(|lane| {
-                    curve::g2_words(&signatures[slot(row * 8 + lane).unwrap_or(pass[0])])
-                })
-            })
-            .collect();
-        let lane_weights: Vec<[u64; 8]> = (0..rows)
-            .map(|row| std::array::from_fn(|lane| slot(row * 8 + lane).map_or(0, |i| weights[i])))
-            .collect();
-        let Some((sums, started, undecided)) =
-            mul::weighted_signatures_on(path, &points, &lane_weights)
-        else {
-            return curve::g2_weighted_sum(signatures, weights);
-        };
-        SIGNATURE_SUM_PASSES.fetch_add(1, Ordering::Relaxed);
-        for (lane, sum) in sums.iter().enumerate() {
-            let lane_sum = if (undecided >> lane) & 1 == 1 {
-                // A partial sum met an exceptional case of the formulas: blst sums
-                // this lane's share.
-                SIGNATURE_SUM_UNDECIDED.fetch_add(1, Ordering::Relaxed);
-                let column: Vec<usize> = pass.iter().skip(lane).step_by(8).copied().collect();
-                let column_points: Vec<G2Affine> = column.iter().map(|i| signatures[*i]).collect();
-                let column_weights: Vec<u64> = column.iter().map(|i| weights[*i]).collect();
-                curve::g2_weighted_sum(&column_points, &column_weights)
-            } else if (started >> lane) & 1 == 1 {
-                curve::g2_from_jacobian_words(sum)
-            } else {
-                continue;
-            };
-            total = curve::g2_add(&total, &lane_sum);
-        }
-    }
-    total
 }

@@ -258,6 +258,14 @@ pub fn g2_sum<'a>(points: impl IntoIterator<Item = &'a G2Affine>) -> G2 {
 }
 
 /// a + b (either may be the identity, or equal to the other).
+pub fn g1_add(a: &G1, b: &G1) -> G1 {
+    let mut out = G1::default();
+    // SAFETY: two live points in, one out.
+    unsafe { blst_p1_add_or_double(&mut out, a, b) };
+    out
+}
+
+/// a + b (either may be the identity, or equal to the other).
 pub fn g2_add(a: &G2, b: &G2) -> G2 {
     let mut out = G2::default();
     // SAFETY: two live points in, one out.

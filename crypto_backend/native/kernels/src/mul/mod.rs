@@ -77,14 +77,16 @@ pub fn signatures_on(
     dispatch::run_on(path, Signatures { table, scalars })
 }
 
-/// Each key times its weight (keys affine, never the identity), in blst's Jacobian
-/// words, and the lanes left undecided (the caller multiplies those on blst), on
-/// `path`; None on `Path::Off` or without IFMA.
+/// Each lane's sum of its column of keys (`points[j][lane]`, affine, never the
+/// identity) times their weights (`weights[j][lane]`, zero for a slot left empty), in
+/// blst's Jacobian words; the lanes with a nonzero weight; and the lanes left
+/// undecided (the caller computes those on blst). On `path`; None on `Path::Off` or
+/// without IFMA.
 pub fn weighted_keys_on(
     path: Path,
-    points: [crate::points::G1Words; 8],
-    weights: [u64; 8],
-) -> Option<([weighted::G1JacobianWords; 8], u8)> {
+    points: &[[crate::points::G1Words; 8]],
+    weights: &[[u64; 8]],
+) -> Option<([weighted::G1JacobianWords; 8], u8, u8)> {
     dispatch::run_on(path, weighted::WeightedKeys { points, weights })
 }
 

@@ -118,24 +118,29 @@ pub fn sum_by_weights<F: SelectField, O: LaneOps>(
     (acc, started, exceptional)
 }
 
-/// Eight keys (affine, blst's words, none the identity) and their weights.
-pub(crate) struct WeightedKeys {
-    pub(crate) points: [G1Words; 8],
-    pub(crate) weights: [u64; 8],
+/// Keys (affine, blst's words, none the identity) eight to a row, one per lane, and
+/// their weights: each lane sums its column. One row is eight keys times their
+/// weights.
+pub(crate) struct WeightedKeys<'a> {
+    pub(crate) points: &'a [[G1Words; 8]],
+    pub(crate) weights: &'a [[u64; 8]],
 }
 
-impl crate::lane::Kernel for WeightedKeys {
-    type Output = ([G1JacobianWords; 8], u8);
+impl crate::lane::Kernel for WeightedKeys<'_> {
+    /// Each lane's sum, the lanes with a nonzero weight, the lanes left undecided.
+    type Output = ([G1JacobianWords; 8], u8, u8);
 
     #[inline(always)]
-    fn run<O: LaneOps>(self, o: O) -> ([G1JacobianWords; 8], u8) {
+    fn run<O: LaneOps>(self, o: O) -> ([G1JacobianWords; 8], u8, u8) {
         let f = Fpx8::new(o);
-        let x = pack_fp(f, &self.points.map(|point| point.x));
-        let y = pack_fp(f, &self.points.map(|point| point.y));
-        let ((x3, y3, z3), started, undecided) = sum_by_weights(f, o, &[(x, y)], &[self.weights]);
+        let mut points = Vec::with_capacity(self.points.len());
+        for row in self.points {
+            points.push((pack_fp(f, &row.map(|p| p.x)), pack_fp(f, &row.map(|p| p.y))));
+        }
+        let ((x3, y3, z3), started, undecided) = sum_by_weights(f, o, &points, self.weights);
         let words = [unpack_fp(f, &x3), unpack_fp(f, &y3), unpack_fp(f, &z3)];
-        let points = std::array::from_fn(|lane| [words[0][lane], words[1][lane], words[2][lane]]);
-        (points, undecided | !started | f.is_zero_mask(&z3))
+        let sums = std::array::from_fn(|lane| [words[0][lane], words[1][lane], words[2][lane]]);
+        (sums, started, undecided | (started & f.is_zero_mask(&z3)))
     }
 }
 

@@ -31,14 +31,8 @@ fn counters(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     dict.set_item("miller_lane_passes", pairing::MILLER_PASSES.load(Ordering::SeqCst))?;
     dict.set_item("cyclotomic_lane_runs", pairing::CYCLOTOMIC_RUNS.load(Ordering::SeqCst))?;
     dict.set_item("weighted_lane_passes", batch::WEIGHTED_PASSES.load(Ordering::SeqCst))?;
-    dict.set_item(
-        "signature_sum_lane_passes",
-        batch::SIGNATURE_SUM_PASSES.load(Ordering::SeqCst),
-    )?;
-    dict.set_item(
-        "signature_sum_undecided_lanes",
-        batch::SIGNATURE_SUM_UNDECIDED.load(Ordering::SeqCst),
-    )?;
+    dict.set_item("signature_sum_lane_passes", batch::SIGNATURE_SUM_PASSES.load(Ordering::SeqCst))?;
+    dict.set_item("weighted_sum_undecided_lanes", batch::SUM_UNDECIDED.load(Ordering::SeqCst))?;
     dict.set_item("hash_lane_passes", hash::COUNTERS.passes.load(Ordering::SeqCst))?;
     dict.set_item("hash_undecided_lanes", hash::COUNTERS.undecided.load(Ordering::SeqCst))?;
     Ok(dict)
