@@ -47,7 +47,8 @@ def test_weighted_sums_equal_double_and_add(
 @pytest.mark.parametrize("count", [7, 8, 21, 130])
 def test_weighted_sums_on_the_lanes_equal_blst(group: str, count: int, seed: int) -> None:
     """The native weighted sums (the batch check's key and signature sums) go to the
-    lanes from 8 points, in passes of 128 (`batch::weighted_sum`): the same point as
+    lanes from 4 keys or 8 signatures, 16 a lane in a pass (`batch::weighted_sums`):
+    the same point as
     blst's Pippenger on every layer this CPU runs, edge weights included, and a lane
     holding one point twice with one weight (the formulas' doubling case) is summed on
     blst instead."""
@@ -57,11 +58,10 @@ def test_weighted_sums_on_the_lanes_equal_blst(group: str, count: int, seed: int
     weights = [rng.randrange(1, 2**64) for _ in range(count)]
     weights[0] = 2**64 - 1
     if count >= 16:
-        # Positions 1 and 9 are lane 1 of rows 0 and 1. With the top digit 1 (the carry
-        # of 2^64 - 1's signed digits), the lane starts at the top window with row 0's
-        # point, and row 1 then adds that same point.
-        points[9] = points[1]
-        weights[1] = weights[9] = 2**64 - 1
+        # Positions 0 and 1 are rows 0 and 1 of lane 0 (a lane takes a run of points).
+        # With the top digit 1 (the carry of 2^64 - 1's signed digits), the lane starts
+        # at the top window with row 0's point, and row 1 then adds that same point.
+        points[1], weights[1] = points[0], weights[0]
     if group == "G1":
         weighted_sum, encode = native.g1_weighted_sum, native.encode_g1
         passes_counter = "weighted_lane_passes"
@@ -77,7 +77,8 @@ def test_weighted_sums_on_the_lanes_equal_blst(group: str, count: int, seed: int
             assert encode(weighted_sum(points, weights)) == expected, layer
             after = testing.counters()
         passes = after[passes_counter] - before[passes_counter]
-        assert passes == (0 if count < 8 else -(-count // 128)), layer
+        # Keys go to the lanes from 4, signatures from 8; 16 a lane in a pass.
+        assert passes == (0 if count < (4 if group == "G1" else 8) else -(-count // 128)), layer
         undecided = after["weighted_sum_undecided_lanes"] - before["weighted_sum_undecided_lanes"]
         assert undecided == (1 if count >= 16 else 0), layer
 

@@ -134,14 +134,10 @@ fn check_chunk(sets: &[Checked], weights: &[u64], indices: &[usize]) -> bool {
         start = end;
     }
     let keys: Vec<G1Affine> = indices.iter().map(|i| sets[*i].key).collect();
-    let lane_products = weighted_keys_on_lanes(&keys, &chunk_weights, &groups);
+    let sums = weighted_sums::<Keys>(&keys, &chunk_weights, &groups);
     let mut key_sums = Vec::with_capacity(groups.len());
     let mut messages = Vec::with_capacity(groups.len());
-    for group in groups {
-        let key_sum = match &lane_products {
-            Some(products) if group.len() < LANE_SUM_MIN => curve::g1_sum(&products[group.clone()]),
-            _ => weighted_sum::<Keys>(&keys[group.clone()], &chunk_weights[group.clone()]),
-        };
+    for (group, key_sum) in groups.into_iter().zip(sums) {
         if curve::g1_is_identity(&key_sum) {
             return false;
         }
@@ -160,19 +156,16 @@ pub static WEIGHTED_PASSES: AtomicU64 = AtomicU64::new(0);
 pub static SIGNATURE_SUM_PASSES: AtomicU64 = AtomicU64::new(0);
 pub static SUM_UNDECIDED: AtomicU64 = AtomicU64::new(0);
 
-/// From this many points (not the identity) a SIMD path forms a weighted sum on the
-/// lanes (`bls_lanes::mul::weighted`: each lane sums its share, the doublings shared);
-/// below it, or beyond `LANE_SUM_MAX`, on blst's Pippenger. `lane_bench` on Zen 4, the
-/// lanes' time over Pippenger's for signatures: 8 of them 0.92x, 16 0.57x, 64 0.64x,
-/// 256 0.75x (docs/performance.md).
-const LANE_SUM_MIN: usize = 8;
+/// Weighted sums of at most this many points (not the identity) go to the lanes of a
+/// SIMD path (`bls_lanes::mul::weighted`: each lane sums its share, the doublings
+/// shared), where `LaneGroup::LANE_MIN` points at least go there in all; a larger
+/// one, on blst's Pippenger. `lane_bench` on Zen 4, the lanes' time over Pippenger's
+/// for one sum of signatures: 8 of them 0.92x, 16 0.57x, 64 0.64x, 256 0.75x
+/// (docs/performance.md).
 const LANE_SUM_MAX: usize = 256;
-/// Points a kernel pass takes (16 a lane): its tables stay in the core's L2.
-const LANE_SUM_PASS: usize = 128;
-
-/// Weighted key multiplications of small groups a SIMD path hands the lanes: fewer go
-/// to blst.
-const MIN_LANE_WEIGHTED: usize = 4;
+/// Points a lane takes in one pass: a pass's tables (8 points' worth of 8 multiples
+/// a row) stay in the core's L2.
+const LANE_SUM_ROWS: usize = 16;
 
 /// A group whose weighted sums the lanes form: blst's types and the kernel's entry.
 pub trait LaneGroup {
@@ -181,6 +174,8 @@ pub trait LaneGroup {
     type Words: Copy;
     type JacobianWords;
     const PASSES: &'static AtomicU64;
+    /// Fewer points than this in all stay on blst.
+    const LANE_MIN: usize;
     fn is_identity(point: &Self::Affine) -> bool;
     fn words(point: &Self::Affine) -> Self::Words;
     #[allow(clippy::type_complexity)]
@@ -205,6 +200,7 @@ impl LaneGroup for Keys {
     type Words = bls_lanes::points::G1Words;
     type JacobianWords = bls_lanes::points::G1JacobianWords;
     const PASSES: &'static AtomicU64 = &WEIGHTED_PASSES;
+    const LANE_MIN: usize = 4;
     fn is_identity(point: &G1Affine) -> bool {
         curve::g1_affine_is_identity(point)
     }
@@ -235,6 +231,8 @@ impl LaneGroup for Signatures {
     type Words = bls_lanes::points::G2Words;
     type JacobianWords = bls_lanes::points::G2JacobianWords;
     const PASSES: &'static AtomicU64 = &SIGNATURE_SUM_PASSES;
+    // lane_bench: 8 signatures in one pass 0.92x of Pippenger's; 4 cost a pass too.
+    const LANE_MIN: usize = 8;
     fn is_identity(point: &G2Affine) -> bool {
         curve::g2_affine_is_identity(point)
     }
@@ -260,93 +258,89 @@ impl LaneGroup for Signatures {
 }
 
 /// sum w_i P_i over points of G1 (`Keys`) or G2 (`Signatures`) and their public
-/// weights: on the lanes of this process's SIMD path for `LANE_SUM_MIN` to
-/// `LANE_SUM_MAX` points, else on blst's Pippenger.
+/// weights (`weighted_sums` of one group).
 pub fn weighted_sum<G: LaneGroup>(points: &[G::Affine], weights: &[u64]) -> G::Point {
+    let whole = std::iter::once(0..points.len()).collect::<Vec<_>>();
+    weighted_sums::<G>(points, weights, &whole).remove(0)
+}
+
+/// sum over i in group of w_i P_i, for each group (ranges of `points`). On a SIMD path
+/// the groups of at most `LANE_SUM_MAX` points (the identity left out) are cut into
+/// pieces of at most `rows` points, `rows` the eighth of their total (at most
+/// `LANE_SUM_ROWS`), and a pass gives each of its 8 lanes one piece, longest first,
+/// so that the lanes share one chain of doublings: 4 messages of 16 keys are one pass
+/// of 8 rows, 64 messages of one key 8 passes of one row. Each lane's sum is added to
+/// its group's on blst. Larger groups, fewer than `LANE_MIN` points in all, and
+/// `Path::Off` go to blst's Pippenger.
+pub fn weighted_sums<G: LaneGroup>(
+    points: &[G::Affine],
+    weights: &[u64],
+    groups: &[std::ops::Range<usize>],
+) -> Vec<G::Point> {
     let path = dispatch::current();
-    let finite: Vec<usize> = (0..points.len()).filter(|i| !G::is_identity(&points[*i])).collect();
-    if path == Path::Off || finite.len() < LANE_SUM_MIN || finite.len() > LANE_SUM_MAX {
-        return G::pippenger(points, weights);
+    let pippenger = |group: &std::ops::Range<usize>| {
+        G::pippenger(&points[group.clone()], &weights[group.clone()])
+    };
+    let mut sums = vec![G::Point::default(); groups.len()];
+    let mut eligible: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (index, group) in groups.iter().enumerate() {
+        let finite: Vec<usize> = group.clone().filter(|i| !G::is_identity(&points[*i])).collect();
+        if path == Path::Off || finite.len() > LANE_SUM_MAX {
+            sums[index] = pippenger(group);
+        } else if !finite.is_empty() {
+            eligible.push((index, finite));
+        }
     }
-    let mut total = G::Point::default();
-    for pass in finite.chunks(LANE_SUM_PASS) {
-        // Position k of the pass is row k / 8, lane k % 8; empty slots repeat the
-        // first point with weight 0 (added nowhere).
-        let rows = pass.len().div_ceil(8);
-        let slot = |k: usize| pass.get(k).copied();
-        let lane_points: Vec<[G::Words; 8]> = (0..rows)
+    let total: usize = eligible.iter().map(|(_, finite)| finite.len()).sum();
+    let on_blst = |sums: &mut Vec<G::Point>| {
+        for (index, _) in &eligible {
+            sums[*index] = pippenger(&groups[*index]);
+        }
+    };
+    if total < G::LANE_MIN {
+        on_blst(&mut sums);
+        return sums;
+    }
+    let rows = total.div_ceil(8).min(LANE_SUM_ROWS);
+    let mut pieces: Vec<(usize, &[usize])> = eligible
+        .iter()
+        .flat_map(|(index, finite)| finite.chunks(rows).map(move |piece| (*index, piece)))
+        .collect();
+    pieces.sort_by_key(|(_, piece)| std::cmp::Reverse(piece.len()));
+    for pass in pieces.chunks(8) {
+        // Lane l holds piece l, row r its r-th point; empty slots repeat a point of
+        // the pass with weight 0 (added nowhere).
+        let slot = |lane: usize, row: usize| pass.get(lane).and_then(|(_, piece)| piece.get(row));
+        let filler = pass[0].1[0];
+        let lane_points: Vec<[G::Words; 8]> = (0..pass[0].1.len())
             .map(|row| {
-                std::array::from_fn(|lane| {
-                    G::words(&points[slot(row * 8 + lane).unwrap_or(pass[0])])
-                })
+                std::array::from_fn(|lane| G::words(&points[*slot(lane, row).unwrap_or(&filler)]))
             })
             .collect();
-        let lane_weights: Vec<[u64; 8]> = (0..rows)
-            .map(|row| std::array::from_fn(|lane| slot(row * 8 + lane).map_or(0, |i| weights[i])))
+        let lane_weights: Vec<[u64; 8]> = (0..pass[0].1.len())
+            .map(|row| std::array::from_fn(|lane| slot(lane, row).map_or(0, |i| weights[*i])))
             .collect();
-        let Some((sums, started, undecided)) = G::lane_sums(path, &lane_points, &lane_weights)
+        let Some((lane_sums, started, undecided)) = G::lane_sums(path, &lane_points, &lane_weights)
         else {
-            return G::pippenger(points, weights);
+            on_blst(&mut sums);
+            return sums;
         };
         G::PASSES.fetch_add(1, Ordering::Relaxed);
-        for (lane, sum) in sums.iter().enumerate() {
+        for (lane, (index, piece)) in pass.iter().enumerate() {
             let lane_sum = if (undecided >> lane) & 1 == 1 {
                 // A partial sum met an exceptional case of the formulas: blst sums
-                // this lane's share.
+                // this lane's piece.
                 SUM_UNDECIDED.fetch_add(1, Ordering::Relaxed);
-                let column: Vec<usize> = pass.iter().skip(lane).step_by(8).copied().collect();
-                let column_points: Vec<G::Affine> = column.iter().map(|i| points[*i]).collect();
-                let column_weights: Vec<u64> = column.iter().map(|i| weights[*i]).collect();
-                G::pippenger(&column_points, &column_weights)
+                let piece_points: Vec<G::Affine> = piece.iter().map(|i| points[*i]).collect();
+                let piece_weights: Vec<u64> = piece.iter().map(|i| weights[*i]).collect();
+                G::pippenger(&piece_points, &piece_weights)
             } else if (started >> lane) & 1 == 1 {
-                G::from_jacobian(sum)
+                G::from_jacobian(&lane_sums[lane])
             } else {
                 continue;
             };
-            total = G::add(&total, &lane_sum);
+            sums[*index] = G::add(&sums[*index], &lane_sum);
         }
     }
-    total
-}
-
-/// Each key times its weight, affine, for the keys of the groups of fewer than
-/// `LANE_SUM_MIN` sets (the others' entries are left the identity, unread), eight
-/// keys of any groups a pass, on the lanes of this process's SIMD path; None on
-/// `Path::Off` or where too few keys would go to the lanes. Lanes the kernel leaves
-/// undecided are multiplied on blst.
-fn weighted_keys_on_lanes(
-    keys: &[G1Affine],
-    weights: &[u64],
-    groups: &[std::ops::Range<usize>],
-) -> Option<Vec<G1Affine>> {
-    let path = dispatch::current();
-    let positions: Vec<usize> = groups
-        .iter()
-        .filter(|group| group.len() < LANE_SUM_MIN)
-        .flat_map(|group| group.clone())
-        .collect();
-    if path == Path::Off || positions.len() < MIN_LANE_WEIGHTED {
-        return None;
-    }
-    let mut products = Vec::with_capacity(positions.len());
-    for chunk in positions.chunks(8) {
-        // Spare lanes repeat the chunk's last key and weight.
-        let lanes: [usize; 8] = std::array::from_fn(|lane| chunk[lane.min(chunk.len() - 1)]);
-        let points = lanes.map(|index| curve::g1_words(&keys[index]));
-        let (words, started, undecided) =
-            mul::weighted_keys_on(path, &[points], &[lanes.map(|i| weights[i])])?;
-        WEIGHTED_PASSES.fetch_add(1, Ordering::Relaxed);
-        for (lane, index) in chunk.iter().enumerate() {
-            products.push(if ((undecided | !started) >> lane) & 1 == 1 {
-                curve::g1_times_u64(&keys[*index], weights[*index])
-            } else {
-                curve::g1_from_jacobian_words(&words[lane])
-            });
-        }
-    }
-    let mut out = vec![G1Affine::default(); keys.len()];
-    for (index, product) in positions.into_iter().zip(curve::g1s_to_affine(&products)) {
-        out[index] = product;
-    }
-    Some(out)
+    sums
 }
