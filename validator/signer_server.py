@@ -395,7 +395,7 @@ class SignerApi:
             except orjson.JSONDecodeError as error:
                 raise SignerRequestError(400, f"the body is not JSON: {error}") from None
             try:
-                parsed = parse_signing_request(body)
+                parsed = parse_signing_request(body, self.chain.preset)
             except BodyError as error:
                 raise SignerRequestError(400, str(error)) from None
             sign_type = parsed.type.value

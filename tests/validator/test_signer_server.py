@@ -20,8 +20,11 @@ from tests.validator.signing.metrics_support import signatures
 from tests.validator.signing.support import GVR, Clock, attestation_data, make_chain
 from tests.validator.signing.web3signer_cases import cases
 from validator.consensus import signing_roots
+from validator.consensus.forks import ForkName
 from validator.consensus.interop import interop_keypair
 from validator.consensus.spec import ChainSpec
+from validator.consensus.ssz import altair, electra
+from validator.consensus.ssz.preset import MINIMAL
 from validator.devnet.strict_mode.checkers import StrictClientChecker, StrictServerChecker
 from validator.devnet.strict_mode.openapi_spec import (
     BeaconApiSpec,
@@ -276,3 +279,53 @@ async def test_a_version_that_is_not_the_chains_fork_is_refused(
         assert status == 400, answer
     # Still as registered (never signed), like a key no request named.
     assert served.record.watermark(PUBKEYS[3]) == served.record.watermark(PUBKEYS[2])
+
+
+@pytest.mark.parametrize("chain", [make_chain(preset=MINIMAL)], ids=["minimal"])
+async def test_a_minimal_chain_signs_its_own_aggregates_and_contributions(
+    serve: ServerFactory, chain: ChainSpec
+) -> None:
+    """On a minimal-preset chain the bodies are read as that preset's containers: an
+    Electra aggregate's committee bits are 4 long (64 on mainnet) and a sync contribution's
+    bits 8 (128), so mainnet's containers would refuse them or give another root."""
+    # Not strict: the official schema writes mainnet's bitfield lengths.
+    served = await serve(strict=False)
+    pubkey = PUBKEYS[1]
+    shapes = electra.containers(MINIMAL)
+    aggregate = shapes.AggregateAndProof(
+        aggregator_index=9,
+        aggregate=shapes.Attestation(data=attestation_data(slot=23, source=1, target=2)),
+        selection_proof=bytes(96),
+    )
+    aggregate.aggregate.aggregation_bits.append(True)
+    aggregate.aggregate.committee_bits[0] = True
+    sync_shapes = altair.containers(MINIMAL)
+    contribution = sync_shapes.SyncCommitteeContribution(
+        slot=31, beacon_block_root=bytes(range(32)), subcommittee_index=2
+    )
+    contribution.aggregation_bits[5] = True
+    contribution_and_proof = sync_shapes.ContributionAndProof(
+        aggregator_index=11, contribution=contribution, selection_proof=bytes(96)
+    )
+    requests = [
+        (
+            SignType.AGGREGATE_AND_PROOF_V2,
+            aggregate,
+            signing_roots.aggregate_and_proof_signing_root(chain, aggregate),
+            ForkName.ELECTRA,
+        ),
+        (
+            SignType.SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF,
+            contribution_and_proof,
+            signing_roots.contribution_and_proof_signing_root(chain, contribution_and_proof),
+            None,
+        ),
+    ]
+    for sign_type, message, root, version in requests:
+        request = request_for(sign_type, chain, message, root, version=version)
+        status, _, answer = await served.sign(
+            pubkey, request.to_json(), {"Accept": "application/json"}
+        )
+        assert status == 200, (sign_type, answer)
+        signature = bytes.fromhex(orjson.loads(answer)["signature"][2:])
+        assert crypto_backend.verify(pubkey, root, signature), sign_type

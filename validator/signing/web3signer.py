@@ -50,11 +50,12 @@ from validator.consensus.domains import (
 from validator.consensus.encoding import parse_hex, parse_uint, to_hex
 from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec
-from validator.consensus.ssz import electra, gloas, phase0
+from validator.consensus.ssz import altair, electra, gloas, phase0
 from validator.consensus.ssz.altair import ContributionAndProof, SyncAggregatorSelectionData
 from validator.consensus.ssz.builder import ValidatorRegistrationV1
 from validator.consensus.ssz.codec import SszInputError, from_json, to_json
 from validator.consensus.ssz.phase0 import AttestationData, BeaconBlockHeader, VoluntaryExit
+from validator.consensus.ssz.preset import MAINNET, Preset
 from validator.consensus.ssz.primitives import Epoch, Root, Slot
 
 SIGN_PATH = "/api/v1/eth2/sign/{identifier}"
@@ -291,13 +292,21 @@ _MESSAGE_TYPES: dict[SignType, Any] = {
 BLOCK_HEADER_FORKS = frozenset(fork for fork in ForkName if fork.at_least(ForkName.BELLATRIX))
 
 
-def _aggregate_and_proof_type(fork: ForkName) -> Any:
+def _aggregate_and_proof_type(fork: ForkName, preset: Preset) -> Any:
+    # From Electra the attestation's bits are as long as the preset's committees make them.
     if fork.at_least(ForkName.GLOAS):
         # EIP-7688: the attestation inside is a progressive container, with another root.
-        return gloas.AggregateAndProof
+        return gloas.containers(preset).AggregateAndProof
     if fork.at_least(ForkName.ELECTRA):
-        return electra.AggregateAndProof
+        return electra.containers(preset).AggregateAndProof
     return phase0.AggregateAndProof
+
+
+def _message_type(sign_type: SignType, preset: Preset) -> Any:
+    if sign_type is SignType.SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF:
+        # The contribution's bits are a subnet's share of the preset's sync committee.
+        return altair.containers(preset).ContributionAndProof
+    return _MESSAGE_TYPES[sign_type]
 
 
 @dataclass(frozen=True)
@@ -353,8 +362,9 @@ class SigningRequest:
         return body
 
 
-def parse_signing_request(body: object) -> SigningRequest:
-    """The request a JSON body describes; BodyError for anything else."""
+def parse_signing_request(body: object, preset: Preset = MAINNET) -> SigningRequest:
+    """The request a JSON body describes, its messages in ``preset``'s containers (the
+    chain's); BodyError for anything else."""
     if not isinstance(body, Mapping):
         raise BodyError("the body must be a JSON object")
     raw_type = body.get("type")
@@ -386,7 +396,9 @@ def parse_signing_request(body: object) -> SigningRequest:
         message = _decode(BeaconBlockHeader, _member(value, "block_header", kind.member))
     elif sign_type is SignType.AGGREGATE_AND_PROOF_V2:
         version = _version(value, kind.member)
-        message = _decode(_aggregate_and_proof_type(version), _member(value, "data", kind.member))
+        message = _decode(
+            _aggregate_and_proof_type(version, preset), _member(value, "data", kind.member)
+        )
     elif sign_type in GLOAS_TYPES:
         version = _version(value, kind.member)
         if not version.at_least(ForkName.GLOAS):
@@ -396,7 +408,7 @@ def parse_signing_request(body: object) -> SigningRequest:
             )
         message = _decode(_MESSAGE_TYPES[sign_type], _member(value, "data", kind.member))
     else:
-        message = _decode(_MESSAGE_TYPES[sign_type], value, kind.member)
+        message = _decode(_message_type(sign_type, preset), value, kind.member)
     return SigningRequest(sign_type, message, fork_info, signing_root, version)
 
 
