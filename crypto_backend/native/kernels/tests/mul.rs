@@ -304,3 +304,31 @@ fn signature_sums_flag_a_lane_whose_partial_sum_meets_its_addend() {
         }
     }
 }
+
+#[test]
+fn plain_sums_by_lane_match_blst_and_flag_a_doubling() {
+    let mut rng = Rng(0x5a_3e5);
+    let points = signature_points(&mut rng, 24);
+    let mut rows: Vec<[bls_lanes::points::G2Words; 8]> =
+        (0..3).map(|row| std::array::from_fn(|lane| g2_words(&points[row * 8 + lane]))).collect();
+    // Lane 5 meets its own first point again: a doubling, which the formula leaves.
+    rows[1][5] = rows[0][5];
+    // The last row is live in lanes 0-3 only.
+    let live = [0xff, 0xff, 0x0f];
+    for path in common::layers() {
+        let (sums, undecided) = mul::signature_sums_on(path, &rows, &live).expect("a layer");
+        assert_eq!(undecided, 1 << 5, "{path:?}");
+        for lane in (0..8).filter(|lane| *lane != 5) {
+            let column: Vec<&blst::blst_p2_affine> = (0..3)
+                .filter(|row| (live[*row] >> lane) & 1 == 1)
+                .map(|row| &points[row * 8 + lane])
+                .collect();
+            let ones = vec![1u64; column.len()];
+            assert_eq!(
+                serialize_jacobian(&sums[lane]),
+                blst_weighted_column(&column, &ones),
+                "{path:?}: lane {lane}"
+            );
+        }
+    }
+}

@@ -18,7 +18,7 @@ mod testing;
 use bls_lanes::dispatch::{self, Path};
 use bls_suite::curve::{self, G1Affine, G2Affine};
 use bls_suite::{
-    batch, cache, ciphersuite as suite, decode, pairing, sign as signing, test_panic, threads,
+    batch, cache, ciphersuite as suite, decode, pairing, sign as signing, sums, test_panic, threads,
 };
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -377,12 +377,14 @@ fn hash_to_g2(py: Python<'_>, message: &[u8], dst: &[u8]) -> PyResult<G2Point> {
 
 #[pyfunction]
 fn g1_sum(points: Vec<G1Point>) -> G1Point {
-    G1Point { point: curve::g1_to_affine(&curve::g1_sum(points.iter().map(|p| &p.point))) }
+    let affine: Vec<G1Affine> = points.iter().map(|p| p.point).collect();
+    G1Point { point: curve::g1_to_affine(&sums::sum::<sums::Keys>(&affine)) }
 }
 
 #[pyfunction]
 fn g2_sum(points: Vec<G2Point>) -> G2Point {
-    G2Point { point: curve::g2_to_affine(&curve::g2_sum(points.iter().map(|p| &p.point))) }
+    let affine: Vec<G2Affine> = points.iter().map(|p| p.point).collect();
+    G2Point { point: curve::g2_to_affine(&sums::sum::<sums::Signatures>(&affine)) }
 }
 
 fn check_weights(count: usize, weights: &[u64]) -> PyResult<()> {
@@ -402,7 +404,7 @@ fn g1_weighted_sum(py: Python<'_>, points: Vec<G1Point>, weights: Vec<u64>) -> P
     check_weights(points.len(), &weights)?;
     let affine: Vec<G1Affine> = points.iter().map(|p| p.point).collect();
     let point = without_gil(py, || {
-        curve::g1_to_affine(&batch::weighted_sum::<batch::Keys>(&affine, &weights))
+        curve::g1_to_affine(&sums::weighted_sum::<sums::Keys>(&affine, &weights))
     })?;
     Ok(G1Point { point })
 }
@@ -412,7 +414,7 @@ fn g2_weighted_sum(py: Python<'_>, points: Vec<G2Point>, weights: Vec<u64>) -> P
     check_weights(points.len(), &weights)?;
     let affine: Vec<G2Affine> = points.iter().map(|p| p.point).collect();
     let point = without_gil(py, || {
-        curve::g2_to_affine(&batch::weighted_sum::<batch::Signatures>(&affine, &weights))
+        curve::g2_to_affine(&sums::weighted_sum::<sums::Signatures>(&affine, &weights))
     })?;
     Ok(G2Point { point })
 }

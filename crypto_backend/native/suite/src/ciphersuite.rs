@@ -7,6 +7,7 @@ use crate::curve::{self, G1Affine, G2Affine, DST, PUBKEY_LENGTH, SIGNATURE_LENGT
 use crate::decode;
 use crate::hash;
 use crate::pairing;
+use crate::sums::{self, Keys, Signatures};
 use std::collections::HashMap;
 
 /// Keys summed per task when a long key list is summed on the worker threads.
@@ -123,7 +124,7 @@ pub fn aggregate(signatures: &[&[u8]]) -> Result<[u8; SIGNATURE_LENGTH], String>
             Err(error) => return Err(format!("signature {index}: invalid G2 point: {error}")),
         }
     }
-    Ok(curve::encode_g2(&curve::g2_sum(points.iter())))
+    Ok(curve::encode_g2(&sums::sum::<Signatures>(&points)))
 }
 
 pub fn eth_aggregate_pubkeys(
@@ -143,12 +144,13 @@ pub fn eth_aggregate_pubkeys(
 
 /// Sum of resolved (all Some) keys, spread over the worker threads for long lists.
 pub fn sum_keys(points: &[Option<G1Affine>]) -> curve::G1 {
+    let flat = |points: &[Option<G1Affine>]| points.iter().flatten().copied().collect::<Vec<_>>();
     if points.len() < 4 * SUM_CHUNK {
-        return curve::g1_sum(points.iter().flatten());
+        return sums::sum::<Keys>(&flat(points));
     }
     let chunks: Vec<&[Option<G1Affine>]> = points.chunks(SUM_CHUNK).collect();
     let partial: Vec<G1Affine> = crate::threads::map(&chunks, 1, |chunk| {
-        curve::g1_to_affine(&curve::g1_sum(chunk.iter().flatten()))
+        curve::g1_to_affine(&sums::sum::<Keys>(&flat(chunk)))
     });
     curve::g1_sum(partial.iter())
 }

@@ -13,5 +13,6 @@ pub mod hash;
 pub mod pairing;
 pub mod probe;
 pub mod sign;
+pub mod sums;
 pub mod test_panic;
 pub mod threads;

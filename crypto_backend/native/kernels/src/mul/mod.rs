@@ -102,3 +102,24 @@ pub fn weighted_signatures_on(
 ) -> Option<([weighted::G2JacobianWords; 8], u8, u8)> {
     dispatch::run_on(path, weighted::WeightedSignatures { points, weights })
 }
+
+/// Each lane's plain sum of its column of keys (`points[j][lane]` for the rows j whose
+/// `live[j]` has the lane; row 0 has every lane), in blst's Jacobian words, and the
+/// lanes left undecided (the caller sums those on blst). On `path`; None on
+/// `Path::Off` or without IFMA.
+pub fn key_sums_on(
+    path: Path,
+    points: &[[crate::points::G1Words; 8]],
+    live: &[u8],
+) -> Option<([weighted::G1JacobianWords; 8], u8)> {
+    dispatch::run_on(path, weighted::KeySums { points, live })
+}
+
+/// `key_sums_on` for signatures.
+pub fn signature_sums_on(
+    path: Path,
+    points: &[[crate::points::G2Words; 8]],
+    live: &[u8],
+) -> Option<([weighted::G2JacobianWords; 8], u8)> {
+    dispatch::run_on(path, weighted::SignatureSums { points, live })
+}

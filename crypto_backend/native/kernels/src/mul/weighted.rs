@@ -4,6 +4,11 @@
 //! signatures). Neither points nor weights are secret, so this is not constant time
 //! (a window no lane needs is skipped); every lane still runs the same steps.
 //!
+//! `sum_by_lane` gives each lane the plain sum of the points it holds (every weight
+//! 1: one mixed addition a point, no table), for the sums of `aggregate`,
+//! `eth_aggregate_pubkeys` and a set's keys; its lanes are flagged where a partial
+//! sum meets ±the next point (or is the identity), and the caller sums those on blst.
+//!
 //! `sum_by_weights` gives each lane the sum of [w_j]P_j over the points it holds,
 //! Straus' interleaving: one chain of doublings shared by all of a lane's points.
 //! Signed 4-bit windows (digits -8..7 and a top digit 0 or 1): a table of [d]P for
@@ -48,6 +53,31 @@ fn signed_digits(weights: &[u64; 8]) -> [([u64; 8], u8); WINDOWS] {
         }
     }
     out
+}
+
+/// Per lane, the sum of the affine points `points[j]` (none the identity) over the
+/// rows whose `live` mask has the lane (row 0 must have every lane), and the lanes
+/// left undecided.
+#[inline(always)]
+pub fn sum_by_lane<F: SelectField>(
+    f: F,
+    points: &[(F::Element, F::Element)],
+    live: &[u8],
+) -> (Jacobian<F::Element>, u8) {
+    assert!(!points.is_empty() && points.len() == live.len() && live[0] == 0xff);
+    let (x0, y0) = &points[0];
+    let mut acc: Jacobian<F::Element> = (*x0, *y0, f.one());
+    let mut exceptional = 0u8;
+    for ((x, y), live) in points.iter().zip(live).skip(1) {
+        let (sum, odd) = jacobian::add_affine(f, &acc, x, y);
+        acc = (
+            f.select(*live, &acc.0, &sum.0),
+            f.select(*live, &acc.1, &sum.1),
+            f.select(*live, &acc.2, &sum.2),
+        );
+        exceptional |= odd & live;
+    }
+    (acc, exceptional)
 }
 
 /// Per lane, the sum of [weights[j]_lane] P_j,lane over the affine points `points[j]`
@@ -178,5 +208,55 @@ impl crate::lane::Kernel for WeightedSignatures<'_> {
         let words = [unpack_fp2(f, &x3), unpack_fp2(f, &y3), unpack_fp2(f, &z3)];
         let sums = std::array::from_fn(|lane| [words[0][lane], words[1][lane], words[2][lane]]);
         (sums, started, undecided | (started & f2.is_zero_mask(&z3)))
+    }
+}
+
+/// Keys (affine, blst's words, none the identity) eight to a row, one per lane, and
+/// each row's live lanes (row 0 all of them): each lane sums its column.
+pub(crate) struct KeySums<'a> {
+    pub(crate) points: &'a [[G1Words; 8]],
+    pub(crate) live: &'a [u8],
+}
+
+impl crate::lane::Kernel for KeySums<'_> {
+    /// Each lane's sum, the lanes left undecided.
+    type Output = ([G1JacobianWords; 8], u8);
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> ([G1JacobianWords; 8], u8) {
+        let f = Fpx8::new(o);
+        let mut points = Vec::with_capacity(self.points.len());
+        for row in self.points {
+            points.push((pack_fp(f, &row.map(|p| p.x)), pack_fp(f, &row.map(|p| p.y))));
+        }
+        let ((x3, y3, z3), undecided) = sum_by_lane(f, &points, self.live);
+        let words = [unpack_fp(f, &x3), unpack_fp(f, &y3), unpack_fp(f, &z3)];
+        let sums = std::array::from_fn(|lane| [words[0][lane], words[1][lane], words[2][lane]]);
+        (sums, undecided | f.is_zero_mask(&z3))
+    }
+}
+
+/// Signatures (affine, blst's words, none the identity) eight to a row, as `KeySums`.
+pub(crate) struct SignatureSums<'a> {
+    pub(crate) points: &'a [[G2Words; 8]],
+    pub(crate) live: &'a [u8],
+}
+
+impl crate::lane::Kernel for SignatureSums<'_> {
+    /// Each lane's sum, the lanes left undecided.
+    type Output = ([G2JacobianWords; 8], u8);
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> ([G2JacobianWords; 8], u8) {
+        let f = Fpx8::new(o);
+        let f2 = Fp2x8::new(o);
+        let mut points = Vec::with_capacity(self.points.len());
+        for row in self.points {
+            points.push((pack_fp2(f, &row.map(|p| p.x)), pack_fp2(f, &row.map(|p| p.y))));
+        }
+        let ((x3, y3, z3), undecided) = sum_by_lane(f2, &points, self.live);
+        let words = [unpack_fp2(f, &x3), unpack_fp2(f, &y3), unpack_fp2(f, &z3)];
+        let sums = std::array::from_fn(|lane| [words[0][lane], words[1][lane], words[2][lane]]);
+        (sums, undecided | f2.is_zero_mask(&z3))
     }
 }

@@ -8,7 +8,7 @@ mod miller;
 
 use crate::{secret_key, slices, without_gil, G1Point, G2Point};
 use bls_lanes::decode::{g1, g2};
-use bls_suite::{baseline, batch, curve, hash, pairing, sign, test_panic};
+use bls_suite::{baseline, batch, curve, hash, pairing, sign, sums, test_panic};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -30,9 +30,10 @@ fn counters(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     }
     dict.set_item("miller_lane_passes", pairing::MILLER_PASSES.load(Ordering::SeqCst))?;
     dict.set_item("cyclotomic_lane_runs", pairing::CYCLOTOMIC_RUNS.load(Ordering::SeqCst))?;
-    dict.set_item("weighted_lane_passes", batch::WEIGHTED_PASSES.load(Ordering::SeqCst))?;
-    dict.set_item("signature_sum_lane_passes", batch::SIGNATURE_SUM_PASSES.load(Ordering::SeqCst))?;
-    dict.set_item("weighted_sum_undecided_lanes", batch::SUM_UNDECIDED.load(Ordering::SeqCst))?;
+    dict.set_item("weighted_lane_passes", sums::WEIGHTED_PASSES.load(Ordering::SeqCst))?;
+    dict.set_item("signature_sum_lane_passes", sums::SIGNATURE_SUM_PASSES.load(Ordering::SeqCst))?;
+    dict.set_item("plain_sum_lane_passes", sums::PLAIN_SUM_PASSES.load(Ordering::SeqCst))?;
+    dict.set_item("sum_undecided_lanes", sums::SUM_UNDECIDED.load(Ordering::SeqCst))?;
     dict.set_item("hash_lane_passes", hash::COUNTERS.passes.load(Ordering::SeqCst))?;
     dict.set_item("hash_undecided_lanes", hash::COUNTERS.undecided.load(Ordering::SeqCst))?;
     Ok(dict)
