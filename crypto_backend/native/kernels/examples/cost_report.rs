@@ -171,6 +171,28 @@ fn rows() -> Vec<Row> {
         .collect();
     let signature_weights: Vec<[u64; 8]> =
         (0..8).map(|_| std::array::from_fn(|_| rng.next())).collect();
+    let key_rows: Vec<[bls_lanes::points::G1Words; 8]> = (0..8)
+        .map(|_| {
+            std::array::from_fn(|_| {
+                let key = common::blst_public_key(&rng.scalar());
+                let mut point = blst::blst_p1_affine::default();
+                // SAFETY: 48 bytes in, one point out.
+                unsafe { blst::blst_p1_uncompress(&mut point, key.as_ptr()) };
+                bls_lanes::points::G1Words { x: point.x.l, y: point.y.l }
+            })
+        })
+        .collect();
+    let live = [0xffu8; 8];
+    push(
+        "key_sums",
+        "sum of 64 keys (8 a lane, one mixed addition each)",
+        counted(cost::key_sums(&key_rows, &live), cost::key_sums(&key_rows, &live)),
+    );
+    push(
+        "signature_sums",
+        "sum of 64 signatures (8 a lane, one mixed addition each)",
+        counted(cost::signature_sums(&signatures, &live), cost::signature_sums(&signatures, &live)),
+    );
     push(
         "weighted_signatures",
         "sum of 64 signatures times 64-bit weights (8 a lane)",

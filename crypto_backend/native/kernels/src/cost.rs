@@ -186,6 +186,22 @@ pub fn weighted_keys<'a>(
     mul::weighted::WeightedKeys { points, weights }
 }
 
+/// One pass of the plain key sum (`mul::key_sums_on`).
+pub fn key_sums<'a>(
+    points: &'a [[G1Words; 8]],
+    live: &'a [u8],
+) -> impl Kernel<Output = ([mul::weighted::G1JacobianWords; 8], u8)> + 'a {
+    mul::weighted::KeySums { points, live }
+}
+
+/// One pass of the plain signature sum (`mul::signature_sums_on`).
+pub fn signature_sums<'a>(
+    points: &'a [[G2Words; 8]],
+    live: &'a [u8],
+) -> impl Kernel<Output = ([mul::weighted::G2JacobianWords; 8], u8)> + 'a {
+    mul::weighted::SignatureSums { points, live }
+}
+
 /// One pass of the weighted signature sum (`mul::weighted_signatures_on`).
 pub fn weighted_signatures<'a>(
     points: &'a [[G2Words; 8]],
