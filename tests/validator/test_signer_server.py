@@ -18,12 +18,15 @@ import crypto_backend
 from slashing_protection import SlashingProtection
 from tests.validator.signing.metrics_support import signatures
 from tests.validator.signing.support import GVR, Clock, attestation_data, make_chain
-from tests.validator.signing.web3signer_cases import cases
+from tests.validator.signing.web3signer_cases import (
+    aggregate_and_proof,
+    cases,
+    contribution_and_proof,
+)
 from validator.consensus import signing_roots
 from validator.consensus.forks import ForkName
 from validator.consensus.interop import interop_keypair
 from validator.consensus.spec import ChainSpec
-from validator.consensus.ssz import altair, electra
 from validator.consensus.ssz.preset import MINIMAL
 from validator.devnet.strict_mode.checkers import StrictClientChecker, StrictServerChecker
 from validator.devnet.strict_mode.openapi_spec import (
@@ -291,22 +294,8 @@ async def test_a_minimal_chain_signs_its_own_aggregates_and_contributions(
     # Not strict: the official schema writes mainnet's bitfield lengths.
     served = await serve(strict=False)
     pubkey = PUBKEYS[1]
-    shapes = electra.containers(MINIMAL)
-    aggregate = shapes.AggregateAndProof(
-        aggregator_index=9,
-        aggregate=shapes.Attestation(data=attestation_data(slot=23, source=1, target=2)),
-        selection_proof=bytes(96),
-    )
-    aggregate.aggregate.aggregation_bits.append(True)
-    aggregate.aggregate.committee_bits[0] = True
-    sync_shapes = altair.containers(MINIMAL)
-    contribution = sync_shapes.SyncCommitteeContribution(
-        slot=31, beacon_block_root=bytes(range(32)), subcommittee_index=2
-    )
-    contribution.aggregation_bits[5] = True
-    contribution_and_proof = sync_shapes.ContributionAndProof(
-        aggregator_index=11, contribution=contribution, selection_proof=bytes(96)
-    )
+    aggregate = aggregate_and_proof(MINIMAL)
+    contribution = contribution_and_proof(MINIMAL)
     requests = [
         (
             SignType.AGGREGATE_AND_PROOF_V2,
@@ -316,8 +305,8 @@ async def test_a_minimal_chain_signs_its_own_aggregates_and_contributions(
         ),
         (
             SignType.SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF,
-            contribution_and_proof,
-            signing_roots.contribution_and_proof_signing_root(chain, contribution_and_proof),
+            contribution,
+            signing_roots.contribution_and_proof_signing_root(chain, contribution),
             None,
         ),
     ]

@@ -27,6 +27,7 @@ from tests.support.roots_by_hand import (
     chunk,
     merkleize,
 )
+from tests.validator.signing import web3signer_cases
 from tests.validator.signing.support import CryptoSpy, attestation_data, signing_root
 from validator.consensus.forks import ForkName
 from validator.consensus.ssz import (
@@ -116,13 +117,7 @@ async def test_selection_proof(signer: Signer, pubkeys: list[bytes]) -> None:
 
 
 async def test_aggregate_and_proof(signer: Signer, pubkeys: list[bytes]) -> None:
-    aggregate_and_proof = electra.AggregateAndProof(
-        aggregator_index=9,
-        aggregate=electra.Attestation(data=attestation_data(slot=23, source=1, target=2)),
-        selection_proof=bytes(96),
-    )
-    aggregate_and_proof.aggregate.aggregation_bits.append(True)
-    aggregate_and_proof.aggregate.committee_bits[0] = True
+    aggregate_and_proof = web3signer_cases.aggregate_and_proof()
     signed = await signer.sign_aggregate_and_proof(pubkeys[3], aggregate_and_proof)
     object_root = merkleize(
         [

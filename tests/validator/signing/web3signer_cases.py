@@ -13,13 +13,13 @@ from validator.consensus.forks import ForkName
 from validator.consensus.spec import ChainSpec
 from validator.consensus.ssz import (
     BeaconBlockHeader,
-    ContributionAndProof,
     SyncAggregatorSelectionData,
-    SyncCommitteeContribution,
     ValidatorRegistrationV1,
     VoluntaryExit,
+    altair,
     electra,
 )
+from validator.consensus.ssz.preset import MAINNET, Preset
 from validator.signing.web3signer import (
     AggregationSlot,
     RandaoReveal,
@@ -33,10 +33,12 @@ HEAD = sha256(b"head").digest()
 PUBKEY_HEX = "0x" + "a" * 96
 
 
-def _aggregate_and_proof() -> View:
-    made = electra.AggregateAndProof(
+def aggregate_and_proof(preset: Preset = MAINNET) -> View:
+    """An Electra aggregate and proof in ``preset``'s containers (slot 23, 1 -> 2)."""
+    shapes = electra.containers(preset)
+    made = shapes.AggregateAndProof(
         aggregator_index=9,
-        aggregate=electra.Attestation(data=attestation_data(slot=23, source=1, target=2)),
+        aggregate=shapes.Attestation(data=attestation_data(slot=23, source=1, target=2)),
         selection_proof=bytes(96),
     )
     made.aggregate.aggregation_bits.append(True)
@@ -44,10 +46,14 @@ def _aggregate_and_proof() -> View:
     return made
 
 
-def _contribution_and_proof() -> View:
-    contribution = SyncCommitteeContribution(slot=31, beacon_block_root=HEAD, subcommittee_index=2)
+def contribution_and_proof(preset: Preset = MAINNET) -> View:
+    """A sync committee contribution and proof in ``preset``'s containers (slot 31)."""
+    shapes = altair.containers(preset)
+    contribution = shapes.SyncCommitteeContribution(
+        slot=31, beacon_block_root=HEAD, subcommittee_index=2
+    )
     contribution.aggregation_bits[5] = True
-    return ContributionAndProof(
+    return shapes.ContributionAndProof(
         aggregator_index=11, contribution=contribution, selection_proof=bytes(96)
     )
 
@@ -57,8 +63,8 @@ def cases(chain: ChainSpec, pubkey: bytes = bytes(48)) -> list[tuple[SigningRequ
     own rules give; the clock of the tests is in epoch 5 (slot 40)."""
     data = attestation_data(slot=31, source=2, target=4)  # slot in Electra, target in Fulu
     header = BeaconBlockHeader(slot=16, proposer_index=3, parent_root=HEAD, body_root=HEAD)
-    aggregate = _aggregate_and_proof()
-    contribution = _contribution_and_proof()
+    aggregate = aggregate_and_proof()
+    contribution = contribution_and_proof()
     exit_message = VoluntaryExit(epoch=3, validator_index=12)
     registration = ValidatorRegistrationV1(
         fee_recipient=bytes(range(20)),
