@@ -175,11 +175,14 @@ pub fn weighted_sums<G: LaneGroup>(
     let pippenger = |group: &std::ops::Range<usize>| {
         G::pippenger(&points[group.clone()], &weights[group.clone()])
     };
+    if path == Path::Off {
+        return groups.iter().map(pippenger).collect();
+    }
     let mut sums = vec![G::Point::default(); groups.len()];
     let mut eligible: Vec<(usize, Vec<usize>)> = Vec::new();
     for (index, group) in groups.iter().enumerate() {
         let finite: Vec<usize> = group.clone().filter(|i| !G::is_identity(&points[*i])).collect();
-        if path == Path::Off || finite.len() > LANE_SUM_MAX {
+        if finite.len() > LANE_SUM_MAX {
             sums[index] = pippenger(group);
         } else if !finite.is_empty() {
             eligible.push((index, finite));
@@ -245,8 +248,11 @@ pub fn weighted_sums<G: LaneGroup>(
 /// blst. Otherwise, and for lanes left undecided, blst's batch addition.
 pub fn sum<G: LaneGroup>(points: &[G::Affine]) -> G::Point {
     let path = dispatch::current();
+    if path == Path::Off {
+        return G::batch_add(points);
+    }
     let finite: Vec<&G::Affine> = points.iter().filter(|p| !G::is_identity(p)).collect();
-    if path == Path::Off || finite.len() < LANE_PLAIN_SUM_MIN {
+    if finite.len() < LANE_PLAIN_SUM_MIN {
         return G::batch_add(points);
     }
     let rows = finite.len().div_ceil(8);
