@@ -154,6 +154,9 @@ impl<O: LaneOps> Fp2x8<O> {
 /// call: the same algorithm lane by lane (as `fpx8`'s outlined multiplication).
 #[inline(never)]
 fn mul_outlined<O: LaneOps>(field: Fp2x8<O>, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+    if !O::OUTLINED_LANE_BY_LANE {
+        return field.mul_inline(a, b);
+    }
     let f = field.f;
     let lanes = |x: &Fe2<O>| [f.unpack_raw(&x[0]), f.unpack_raw(&x[1])];
     let (a_lanes, b_lanes) = (lanes(a), lanes(b));

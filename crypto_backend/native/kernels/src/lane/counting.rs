@@ -340,10 +340,15 @@ fn observe<const N: usize>(kind: OpKind, inputs: [Tracked; N]) -> [[u64; 8]; N] 
     })
 }
 
-/// Every operation is a call (`inline(never)`): the field code above is inlined
-/// whole into each kernel, and it need not carry this layer's bookkeeping with it.
+/// Every operation is a call (`inline(never)`), and so is each field operation
+/// (`INLINE_FIELD_OPS` off, run on this layer: the same operations counted in the
+/// same order as inlined): inlined into every kernel, the bookkeeping made the
+/// cost-report binary take ten minutes to build; this way, well under one.
 impl LaneOps for Counting {
     type V = Tracked;
+
+    const INLINE_FIELD_OPS: bool = false;
+    const OUTLINED_LANE_BY_LANE: bool = false;
 
     #[inline(never)]
     fn splat(self, value: u64) -> Tracked {

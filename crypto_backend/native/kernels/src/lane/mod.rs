@@ -20,6 +20,12 @@ pub trait LaneOps: Copy {
     /// everywhere, its kernels took rustc most of the build.
     const INLINE_FIELD_OPS: bool = true;
 
+    /// Where `INLINE_FIELD_OPS` is off: whether that one copy of the multiplications
+    /// runs lane by lane on `OneLane` (the portable layer: faster than its eight-word
+    /// loops) or on this layer itself (the counting layer, which must see every
+    /// operation; outlined, its cost-report binary builds in a fraction of the time).
+    const OUTLINED_LANE_BY_LANE: bool = true;
+
     fn splat(self, value: u64) -> Self::V;
     fn load(self, lanes: &[u64; 8]) -> Self::V;
     fn store(self, vector: Self::V) -> [u64; 8];
