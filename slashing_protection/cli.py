@@ -261,8 +261,9 @@ def show_command(
                 f"keys: {len(keys)}  ('-' means never signed)",
                 f"{'pubkey':<98}  {'block_slot':>10}  {'source':>8}  {'target':>8}",
             ]
+            marks = record.watermarks(keys)
             for key in keys:
-                mark = record.watermark(key)
+                mark = marks.get(key)
                 assert mark is not None
                 lines.append(
                     f"0x{key.hex()}  {_show_number(mark.slot):>10}  "

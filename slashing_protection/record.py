@@ -247,6 +247,21 @@ class SlashingProtection:
                 to_public(entries.target[pubkey]),
             )
 
+    def watermarks(self, pubkeys: Iterable[bytes]) -> dict[bytes, Watermark]:
+        """`watermark` of many keys under one hold of the lock (those without an entry
+        left out)."""
+        with self._mutex:
+            entries = self._entries
+            return {
+                pubkey: Watermark(
+                    to_public(slot),
+                    to_public(entries.source[pubkey]),
+                    to_public(entries.target[pubkey]),
+                )
+                for pubkey in pubkeys
+                if (slot := entries.slot.get(pubkey)) is not None
+            }
+
     def check_block(self, pubkey: bytes, slot: int) -> Verdict:
         """Would `record_block` allow this? Records nothing (the signer's cheap pre-check)."""
         check_uint64(slot, "slot")

@@ -161,9 +161,7 @@ class StatusView:
             problems.append(str(error))
         pubkeys = sorted(states)
         try:
-            watermarks = await asyncio.to_thread(
-                lambda: {pubkey: record.watermark(pubkey) for pubkey in pubkeys}
-            )
+            watermarks = await asyncio.to_thread(record.watermarks, pubkeys)
         except Exception as error:  # the record closed under a stopping run, a lost database
             watermarks = {}
             problems.append(f"the record's watermarks cannot be read: {error}")

@@ -165,6 +165,17 @@ RAISE_BLOCK = f"""
 UPDATE {KEYS_TABLE} SET block_slot = GREATEST(block_slot, %s::numeric) WHERE pubkey = %s
 """
 
+# Many keys' values in one statement (the status page's whole table), keys passed as
+# in LOCK_ROWS; nothing is locked: a display read, never judged against.
+READ_MANY = f"""
+SELECT pubkey, coalesce(block_slot, -1), coalesce(source_epoch, -1), coalesce(target_epoch, -1)
+FROM {KEYS_TABLE}
+WHERE pubkey IN (
+    SELECT substring(%(keys)b::bytea FROM n * 48 + 1 FOR 48)
+    FROM generate_series(0, %(count)s::int - 1) AS n
+)
+"""
+
 READ_ONE = f"""
 SELECT coalesce(block_slot, -1), coalesce(source_epoch, -1), coalesce(target_epoch, -1)
 FROM {KEYS_TABLE} WHERE pubkey = %s

@@ -57,6 +57,7 @@ from slashing_protection.postgres.batch import (
     RAISE_ATTESTATIONS,
     RAISE_ATTESTATIONS_IF_ALLOWED,
     RAISE_BLOCK,
+    READ_MANY,
     READ_ONE,
     REGISTER,
     LockedRows,
@@ -394,7 +395,37 @@ class PostgresSlashingProtection:
             row = self._read_one(pubkey)
         if isinstance(row, Verdict):
             return None
-        return Watermark(*(None if value == NEVER else value for value in row))
+        return _watermark(row)
+
+    def watermarks(self, pubkeys: Iterable[bytes]) -> dict[bytes, Watermark]:
+        """`watermark` of many keys in one query (those without an entry left out).
+
+        The same answers as `watermark` key by key: a row below what this process saw
+        is left out, and while the database is unreachable the values are this
+        process's memory of each key."""
+        wanted = list(dict.fromkeys(pubkeys))
+        with self._mutex:
+            self._check_open()
+            try:
+                rows = self._transaction(
+                    lambda c: c.execute(READ_MANY, keys_param(wanted)).fetchall(),
+                    "read the keys' watermarks",
+                )
+            except SlashingProtectionError:
+                remembered = {pubkey: self._seen.of(pubkey) for pubkey in wanted}
+                return {
+                    pubkey: _watermark(values)
+                    for pubkey, values in remembered.items()
+                    if values is not None
+                }
+            found: dict[bytes, Watermark] = {}
+            for pubkey, slot, source, target in rows:
+                pubkey = bytes(pubkey)
+                if self._seen.is_below(pubkey, slot, source, target):
+                    continue
+                self._seen.raise_to(pubkey, slot, source, target)
+                found[pubkey] = _watermark((slot, source, target))
+        return found
 
     def check_block(self, pubkey: bytes, slot: int) -> Verdict:
         """Would `record_block` allow this? Records nothing (the signer's cheap pre-check)."""
@@ -669,3 +700,7 @@ class PostgresSlashingProtection:
         return render_minimal(root, pieces)
 
 
+def _watermark(values: tuple[int, int, int]) -> Watermark:
+    """A row's (slot, source, target), NEVER as None."""
+    slot, source, target = (None if value == NEVER else value for value in values)
+    return Watermark(slot, source, target)

@@ -190,14 +190,12 @@ class KeyGate:
             return
         epoch = self.epoch()
         record = self._record
-        watermarks = await asyncio.to_thread(
-            lambda: {pubkey: record.watermark(pubkey) for pubkey in allowed}
-        )
+        watermarks = await asyncio.to_thread(record.watermarks, list(allowed))
         now_signing: dict[bytes, KeyMaterial] = {}
         reasons: Counter[tuple[str, int, int]] = Counter()
         spe = self._chain.slots_per_epoch
         for pubkey, held in allowed.items():
-            watermark = watermarks[pubkey]
+            watermark = watermarks.get(pubkey)
             if imported:
                 skip, reason = False, "imported through the Keymanager API while running"
             elif self._clean is None:

@@ -120,6 +120,14 @@ def test_both_records_satisfy_one_protocol(pg_url: str, tmp_path: Path) -> None:
             ]
             assert one.record_block(A, 4).allowed and not one.record_block(A, 4).allowed
         assert shared.export_interchange() == local.export_interchange()
+        unknown = bytes.fromhex("b" * 96)
+        for one in records:
+            # The status page's and doppelganger's one read of many keys answers what
+            # the key-by-key read does, and leaves out keys without an entry.
+            wanted = [A, unknown, A]
+            assert one.watermarks(wanted) == {A: Watermark(4, 1, 3)}
+            assert one.watermarks(wanted)[A] == one.watermark(A)
+            assert one.watermarks([]) == {}
 
 
 # ----------------------------------------------------------------------------- persistence
@@ -301,6 +309,8 @@ def test_database_away_signs_nothing_logs_once_and_resumes(
         # The pre-checks answer from what this process saw, so the signer can tell "the
         # record could not be written" from "slashable".
         assert record.contains(A) and record.check_attestation(A, 0, 2).allowed
+        # A display read answers from the same memory (B: registered, never signed).
+        assert record.watermarks([A, B]) == {A: Watermark(None, 0, 1), B: Watermark.never_signed()}
     finally:
         admin(pg_cluster.url(), "ALTER DATABASE " + _dbname(pg_url) + " ALLOW_CONNECTIONS true")
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
@@ -312,6 +322,7 @@ def test_database_away_signs_nothing_logs_once_and_resumes(
         assert time.monotonic() < deadline, "the record did not resume"
         time.sleep(0.2)
     assert record.watermark(A) == Watermark(None, 0, 2)
+    assert record.watermarks([A, B]) == {A: Watermark(None, 0, 2), B: Watermark.never_signed()}
 
 
 def _dbname(url: str) -> str:
@@ -341,6 +352,9 @@ def test_rolled_back_watermark_is_refused_and_counted(
         assert record.record_block(A, 20).allowed is False
         assert record.record_block(A, 21).allowed is False
         assert not record.check_attestation(A, 6, 7).allowed
+        # A display read never shows the rolled-back values as the key's watermark.
+        assert record.watermark(A) is None
+        assert record.watermarks([A, B]) == {B: Watermark(None, 1, 3)}
     assert _sample("validator_slashing_protection_rollback_alarms_total") >= alarms + 2
     assert "ALARM" in caplog.text and A.hex() in caplog.text
     # Importing an export that covers what was lost ends the refusal.
