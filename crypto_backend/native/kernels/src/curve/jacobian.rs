@@ -16,14 +16,12 @@ pub type Jacobian<E> = (E, E, E);
 pub fn double<F: FieldOps>(f: F, (x, y, z): &Jacobian<F::Element>) -> Jacobian<F::Element> {
     let a = f.sqr(x);
     let b = f.sqr(y);
-    let c = f.sqr(&b);
-    // 2((x + b)^2 - a - c) = 4xb: one product for a square, three reduced additions
+    // 2((x + b)^2 - a - b^2) = 4xb: one product for a square, three reduced additions
     // and subtractions fewer (the kernels issue fewer operations in all).
     let d = f.times4(&f.mul(x, &b));
     let e = f.triple(&a);
     let x3 = f.sub(&f.sqr(&e), &f.double(&d));
-    let c8 = f.times8(&c);
-    let y3 = f.sub(&f.mul(&e, &f.sub(&d, &x3)), &c8);
+    let y3 = f.mul_minus_8_sqr(&e, &f.sub(&d, &x3), &b);
     let z3 = f.double(&f.mul(y, z));
     (x3, y3, z3)
 }

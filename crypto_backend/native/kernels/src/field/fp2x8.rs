@@ -67,6 +67,48 @@ impl<O: LaneOps> Fp2x8<O> {
         [real, f.montgomery_reduce(t1)]
     }
 
+    /// ab - 8c^2 (the doubling's Y3), with `mul_inline`'s three products for ab and
+    /// c^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 i as two more, in the same two reductions:
+    /// real a0b0 - a1b1 + 4p^2 + u(c0 - c1) for u = -8(c0 + c1), imaginary
+    /// a0b1 + a1b0 + w c1 for w = -16 c0 (u, w in (2p, 4p] by `neg_for_mul`), both
+    /// wholes in [0, 16p^2) for inputs below 2p. 907 multiply-adds where `mul`, `sqr`
+    /// and a subtraction took 1,145.
+    #[inline(always)]
+    pub fn mul_minus_8_sqr(self, a: &Fe2<O>, b: &Fe2<O>, c: &Fe2<O>) -> Fe2<O> {
+        if O::INLINE_FIELD_OPS {
+            self.mul_minus_8_sqr_inline(a, b, c)
+        } else {
+            mul_minus_8_sqr_outlined(self, a, b, c)
+        }
+    }
+
+    #[inline(always)]
+    fn mul_minus_8_sqr_inline(
+        self,
+        [a0, a1]: &Fe2<O>,
+        [b0, b1]: &Fe2<O>,
+        [c0, c1]: &Fe2<O>,
+    ) -> Fe2<O> {
+        let (f, o) = (self.f, self.f.o);
+        let bias = fpx8::FOUR_P_SQUARED;
+        let u = f.neg_for_mul(&f.times8(&f.add(c0, c1)));
+        let w = f.neg_for_mul(&f.times8(&f.double(c0)));
+        let mut t0 = [o.splat(0); 16];
+        f.add_product(&mut t0, a0, b0);
+        let mut t1 = [o.splat(0); 16];
+        f.add_product(&mut t1, a1, b1);
+        for k in 0..16 {
+            let sum = o.add(t0[k], t1[k]);
+            t0[k] = o.add(o.sub(t0[k], t1[k]), o.splat(bias[k]));
+            t1[k] = o.sub(o.splat(0), sum);
+        }
+        f.add_product(&mut t0, &u, &f.sub(c0, c1));
+        let real = f.montgomery_reduce(t0);
+        f.add_product(&mut t1, &f.add_for_mul(a0, a1), &f.add_for_mul(b0, b1));
+        f.add_product(&mut t1, &w, c1);
+        [real, f.montgomery_reduce(t1)]
+    }
+
     /// (a0 + a1)(a0 - a1) + (2 a0) a1 i: two Fp multiplications, the sums that only
     /// feed them left unreduced (`Fpx8::add_for_mul`).
     #[inline(always)]
@@ -173,6 +215,35 @@ fn mul_outlined<O: LaneOps>(field: Fp2x8<O>, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
     [f.pack(&out[0]), f.pack(&out[1])]
 }
 
+/// The one copy of `mul_minus_8_sqr` that layers with `INLINE_FIELD_OPS` off call,
+/// lane by lane as `mul_outlined`.
+#[inline(never)]
+fn mul_minus_8_sqr_outlined<O: LaneOps>(
+    field: Fp2x8<O>,
+    a: &Fe2<O>,
+    b: &Fe2<O>,
+    c: &Fe2<O>,
+) -> Fe2<O> {
+    if !O::OUTLINED_LANE_BY_LANE {
+        return field.mul_minus_8_sqr_inline(a, b, c);
+    }
+    let f = field.f;
+    let lanes = |x: &Fe2<O>| [f.unpack_raw(&x[0]), f.unpack_raw(&x[1])];
+    let (a_lanes, b_lanes, c_lanes) = (lanes(a), lanes(b), lanes(c));
+    let one_lane = Fp2x8::new(OneLane);
+    let mut out = [[[0u64; 8]; 8]; 2];
+    for lane in 0..8 {
+        let value = one_lane.mul_minus_8_sqr_inline(
+            &[a_lanes[0][lane], a_lanes[1][lane]],
+            &[b_lanes[0][lane], b_lanes[1][lane]],
+            &[c_lanes[0][lane], c_lanes[1][lane]],
+        );
+        out[0][lane] = value[0];
+        out[1][lane] = value[1];
+    }
+    [f.pack(&out[0]), f.pack(&out[1])]
+}
+
 impl<O: LaneOps> Multiplicative for Fp2x8<O> {
     type Element = Fe2<O>;
     #[inline(always)]
@@ -217,5 +288,9 @@ impl<O: LaneOps> FieldOps for Fp2x8<O> {
     #[inline(always)]
     fn times8(self, a: &Fe2<O>) -> Fe2<O> {
         [self.f.times8(&a[0]), self.f.times8(&a[1])]
+    }
+    #[inline(always)]
+    fn mul_minus_8_sqr(self, a: &Fe2<O>, b: &Fe2<O>, c: &Fe2<O>) -> Fe2<O> {
+        Fp2x8::mul_minus_8_sqr(self, a, b, c)
     }
 }

@@ -770,6 +770,16 @@ pub trait FieldOps: Multiplicative {
     fn triple(self, a: &Self::Element) -> Self::Element;
     fn times4(self, a: &Self::Element) -> Self::Element;
     fn times8(self, a: &Self::Element) -> Self::Element;
+    /// ab - 8c^2 (the doubling's Y3), reduced as `mul`'s results.
+    #[inline(always)]
+    fn mul_minus_8_sqr(
+        self,
+        a: &Self::Element,
+        b: &Self::Element,
+        c: &Self::Element,
+    ) -> Self::Element {
+        self.sub(&self.mul(a, b), &self.times8(&self.sqr(c)))
+    }
 }
 
 impl<O: LaneOps> FieldOps for Fpx8<O> {
@@ -800,6 +810,13 @@ impl<O: LaneOps> FieldOps for Fpx8<O> {
     #[inline(always)]
     fn times8(self, a: &Fe<O>) -> Fe<O> {
         Fpx8::times8(self, a)
+    }
+    /// ab + (-8c)c with one reduction for both products (`mul_sum`: a, b, c < 2p and
+    /// 4p - 8c in (2p, 4p], so the sum is below 12p^2): the square's own reduction
+    /// and the subtraction saved, 4.6% of a G1 doubling's multiply-adds.
+    #[inline(always)]
+    fn mul_minus_8_sqr(self, a: &Fe<O>, b: &Fe<O>, c: &Fe<O>) -> Fe<O> {
+        self.mul_sum(a, b, &self.neg_for_mul(&self.times8(c)), c)
     }
 }
 
