@@ -2,7 +2,7 @@
 //! (so over the lane type, written once): c0 + c1*i, each coordinate in [0, 2p) as
 //! `fpx8` keeps it.
 
-use crate::field::fpx8::{self, Fe, FieldOps, Fpx8, Limbs, Multiplicative};
+use crate::field::fpx8::{self, Fe, FieldOps, Fpx8, Limbs, Multiplicative, Wide};
 use crate::lane::{LaneOps, OneLane};
 
 pub type Fe2<O> = [Fe<O>; 2];
@@ -50,21 +50,36 @@ impl<O: LaneOps> Fp2x8<O> {
     /// made the G2 decode kernel 60% slower on an Intel IFMA host.
     #[inline(always)]
     fn mul_inline(self, [a0, a1]: &Fe2<O>, [b0, b1]: &Fe2<O>) -> Fe2<O> {
+        let f = self.f;
+        let (t0, mut t1) = self.karatsuba_columns(a0, a1, b0, b1);
+        let real = f.montgomery_reduce(t0);
+        f.add_product(&mut t1, &f.add_for_mul(a0, a1), &f.add_for_mul(b0, b1));
+        [real, f.montgomery_reduce(t1)]
+    }
+
+    /// `mul_inline`'s first half: the column sums of a0b0 - a1b1 + 4p^2 (the real
+    /// part, whole) and of -(a0b0 + a1b1) (the imaginary part's start, to which
+    /// (a0 + a1)(b0 + b1) is added).
+    #[inline(always)]
+    fn karatsuba_columns(
+        self,
+        a0: &Fe<O>,
+        a1: &Fe<O>,
+        b0: &Fe<O>,
+        b1: &Fe<O>,
+    ) -> (Wide<O>, Wide<O>) {
         let (f, o) = (self.f, self.f.o);
         let bias = fpx8::FOUR_P_SQUARED;
         let mut t0 = [o.splat(0); 16];
         f.add_product(&mut t0, a0, b0);
         let mut t1 = [o.splat(0); 16];
         f.add_product(&mut t1, a1, b1);
-        // t0 becomes a0b0 - a1b1 + 4p^2, t1 becomes -(a0b0 + a1b1).
         for k in 0..16 {
             let sum = o.add(t0[k], t1[k]);
             t0[k] = o.add(o.sub(t0[k], t1[k]), o.splat(bias[k]));
             t1[k] = o.sub(o.splat(0), sum);
         }
-        let real = f.montgomery_reduce(t0);
-        f.add_product(&mut t1, &f.add_for_mul(a0, a1), &f.add_for_mul(b0, b1));
-        [real, f.montgomery_reduce(t1)]
+        (t0, t1)
     }
 
     /// ab - 8c^2 (the doubling's Y3), with `mul_inline`'s three products for ab and
@@ -89,19 +104,10 @@ impl<O: LaneOps> Fp2x8<O> {
         [b0, b1]: &Fe2<O>,
         [c0, c1]: &Fe2<O>,
     ) -> Fe2<O> {
-        let (f, o) = (self.f, self.f.o);
-        let bias = fpx8::FOUR_P_SQUARED;
+        let f = self.f;
         let u = f.neg_for_mul(&f.times8(&f.add(c0, c1)));
         let w = f.neg_for_mul(&f.times8(&f.double(c0)));
-        let mut t0 = [o.splat(0); 16];
-        f.add_product(&mut t0, a0, b0);
-        let mut t1 = [o.splat(0); 16];
-        f.add_product(&mut t1, a1, b1);
-        for k in 0..16 {
-            let sum = o.add(t0[k], t1[k]);
-            t0[k] = o.add(o.sub(t0[k], t1[k]), o.splat(bias[k]));
-            t1[k] = o.sub(o.splat(0), sum);
-        }
+        let (mut t0, mut t1) = self.karatsuba_columns(a0, a1, b0, b1);
         f.add_product(&mut t0, &u, &f.sub(c0, c1));
         let real = f.montgomery_reduce(t0);
         f.add_product(&mut t1, &f.add_for_mul(a0, a1), &f.add_for_mul(b0, b1));
