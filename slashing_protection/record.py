@@ -236,16 +236,7 @@ class SlashingProtection:
 
     def watermark(self, pubkey: bytes) -> Watermark | None:
         """What the record holds for a key, or None when it has no entry."""
-        with self._mutex:
-            entries = self._entries
-            slot = entries.slot.get(pubkey)
-            if slot is None:
-                return None
-            return Watermark(
-                to_public(slot),
-                to_public(entries.source[pubkey]),
-                to_public(entries.target[pubkey]),
-            )
+        return self.watermarks((pubkey,)).get(pubkey)
 
     def watermarks(self, pubkeys: Iterable[bytes]) -> dict[bytes, Watermark]:
         """`watermark` of many keys under one hold of the lock (those without an entry

@@ -419,12 +419,12 @@ class PostgresSlashingProtection:
                     if values is not None
                 }
             found: dict[bytes, Watermark] = {}
-            for pubkey, slot, source, target in rows:
-                pubkey = bytes(pubkey)
-                if self._seen.is_below(pubkey, slot, source, target):
+            for raw_pubkey, slot, source, target in rows:
+                key = bytes(raw_pubkey)
+                if self._seen.is_below(key, slot, source, target):
                     continue
-                self._seen.raise_to(pubkey, slot, source, target)
-                found[pubkey] = _watermark((slot, source, target))
+                self._seen.raise_to(key, slot, source, target)
+                found[key] = _watermark((slot, source, target))
         return found
 
     def check_block(self, pubkey: bytes, slot: int) -> Verdict:
