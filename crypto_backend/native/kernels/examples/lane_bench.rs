@@ -318,6 +318,31 @@ fn main() {
         black_box(miller::miller_product_on(Path::Ifma, &[p_words, p_words], &[q_words, q_words]));
     };
     row("two chunks in one pass vs one chunk", time_pair(rounds, two_chunks, one_chunk));
+    for count in 1..=miller::spread::MAX_PAIRS {
+        let spread = || {
+            black_box(miller::spread::miller_loop(
+                Path::Ifma,
+                &p_words[..count],
+                &q_words[..count],
+            ));
+        };
+        let blst_pairs = || {
+            let p_refs: Vec<*const blst::blst_p1_affine> =
+                ps[..count].iter().map(|p| p as *const _).collect();
+            let q_refs: Vec<*const blst::blst_p2_affine> =
+                qs[..count].iter().map(|q| q as *const _).collect();
+            let mut value = blst::blst_fp12::default();
+            // SAFETY: `count` pointers to live points each; the value is written before read.
+            unsafe {
+                blst::blst_miller_loop_n(&mut value, q_refs.as_ptr(), p_refs.as_ptr(), count)
+            };
+            black_box(value);
+        };
+        row(
+            &format!("{count} pairs spread over the lanes vs blst's"),
+            time_pair(rounds, spread, blst_pairs),
+        );
+    }
 
     println!();
     println!("Sum of N signatures times random 64-bit weights: the ifma kernel (N/8 a lane) and blst's sum of the 8 lanes' results, against blst_p2s_mult_pippenger (us; ratio = lanes / blst)");

@@ -49,9 +49,26 @@ impl<O: LaneOps> Fp2x8<O> {
     /// In place, so that at most two wide values are live: with three, the spills
     /// made the G2 decode kernel 60% slower on an Intel IFMA host.
     #[inline(always)]
-    fn mul_inline(self, [a0, a1]: &Fe2<O>, [b0, b1]: &Fe2<O>) -> Fe2<O> {
+    fn mul_inline(self, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+        self.karatsuba::<0>(a, b)
+    }
+
+    /// `mul` for coordinates below 32p, not only 2p (limbs carried, below 2^52):
+    /// `miller::spread` feeds it unreduced sums and differences. The same three
+    /// products and two reductions, with 1024p^2 in place of 4p^2 keeping
+    /// a0b0 - a1b1 non-negative (a1b1 < 1024p^2). Both wholes stay below
+    /// 4096p^2 < 2^774 (so each reduction ends below 2p: fpx8's bound), the
+    /// Karatsuba sums below 64p < 2^390, and the bias's columns below 2^60.
+    #[inline(always)]
+    pub fn mul_wide_inputs(self, a: &Fe2<O>, b: &Fe2<O>) -> Fe2<O> {
+        self.karatsuba::<8>(a, b)
+    }
+
+    /// `mul_inline` with the real part's bias 4p^2 * 2^BIAS_SHIFT.
+    #[inline(always)]
+    fn karatsuba<const BIAS_SHIFT: u32>(self, [a0, a1]: &Fe2<O>, [b0, b1]: &Fe2<O>) -> Fe2<O> {
         let f = self.f;
-        let (t0, mut t1) = self.karatsuba_columns(a0, a1, b0, b1);
+        let (t0, mut t1) = self.karatsuba_columns::<BIAS_SHIFT>(a0, a1, b0, b1);
         let real = f.montgomery_reduce(t0);
         f.add_product(&mut t1, &f.add_for_mul(a0, a1), &f.add_for_mul(b0, b1));
         [real, f.montgomery_reduce(t1)]
@@ -61,7 +78,7 @@ impl<O: LaneOps> Fp2x8<O> {
     /// part, whole) and of -(a0b0 + a1b1) (the imaginary part's start, to which
     /// (a0 + a1)(b0 + b1) is added).
     #[inline(always)]
-    fn karatsuba_columns(
+    fn karatsuba_columns<const BIAS_SHIFT: u32>(
         self,
         a0: &Fe<O>,
         a1: &Fe<O>,
@@ -76,7 +93,7 @@ impl<O: LaneOps> Fp2x8<O> {
         f.add_product(&mut t1, a1, b1);
         for k in 0..16 {
             let sum = o.add(t0[k], t1[k]);
-            t0[k] = o.add(o.sub(t0[k], t1[k]), o.splat(bias[k]));
+            t0[k] = o.add(o.sub(t0[k], t1[k]), o.splat(bias[k] << BIAS_SHIFT));
             t1[k] = o.sub(o.splat(0), sum);
         }
         (t0, t1)
@@ -107,7 +124,7 @@ impl<O: LaneOps> Fp2x8<O> {
         let f = self.f;
         let u = f.neg_for_mul(&f.times8(&f.add(c0, c1)));
         let w = f.neg_for_mul(&f.times8(&f.double(c0)));
-        let (mut t0, mut t1) = self.karatsuba_columns(a0, a1, b0, b1);
+        let (mut t0, mut t1) = self.karatsuba_columns::<0>(a0, a1, b0, b1);
         f.add_product(&mut t0, &u, &f.sub(c0, c1));
         let real = f.montgomery_reduce(t0);
         f.add_product(&mut t1, &f.add_for_mul(a0, a1), &f.add_for_mul(b0, b1));

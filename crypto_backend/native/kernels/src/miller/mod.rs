@@ -25,6 +25,8 @@
 //! with copies of one of its pairs and marks them dead (`miller_product_of_pairs_on`),
 //! and their lines are computed but never multiplied into the lane's value.
 
+pub mod spread;
+
 use crate::curve::jacobian::{self, Jacobian};
 use crate::curve::X_ABS;
 use crate::dispatch::{self, Kernel, Path};

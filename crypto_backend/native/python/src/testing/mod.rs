@@ -30,6 +30,7 @@ fn counters(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     }
     dict.set_item("miller_lane_passes", pairing::MILLER_PASSES.load(Ordering::SeqCst))?;
     dict.set_item("cyclotomic_lane_runs", pairing::CYCLOTOMIC_RUNS.load(Ordering::SeqCst))?;
+    dict.set_item("spread_miller_loops", pairing::SPREAD_LOOPS.load(Ordering::SeqCst))?;
     dict.set_item("weighted_lane_passes", sums::WEIGHTED_PASSES.load(Ordering::SeqCst))?;
     dict.set_item("signature_sum_lane_passes", sums::SIGNATURE_SUM_PASSES.load(Ordering::SeqCst))?;
     dict.set_item("plain_sum_lane_passes", sums::PLAIN_SUM_PASSES.load(Ordering::SeqCst))?;
