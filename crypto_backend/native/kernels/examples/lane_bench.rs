@@ -118,6 +118,16 @@ fn ifma() -> Option<()> {
     None
 }
 
+/// blst_miller_loop_n of the pairs.
+fn blst_miller_loop(ps: &[blst::blst_p1_affine], qs: &[blst::blst_p2_affine]) -> blst::blst_fp12 {
+    let p_refs: Vec<*const blst::blst_p1_affine> = ps.iter().map(|p| p as *const _).collect();
+    let q_refs: Vec<*const blst::blst_p2_affine> = qs.iter().map(|q| q as *const _).collect();
+    let mut value = blst::blst_fp12::default();
+    // SAFETY: `ps.len()` pointers to live points each; the value is written before read.
+    unsafe { blst::blst_miller_loop_n(&mut value, q_refs.as_ptr(), p_refs.as_ptr(), ps.len()) };
+    value
+}
+
 fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|text| text.parse().ok()).unwrap_or(21);
     let ifma = ifma();
@@ -298,16 +308,7 @@ fn main() {
     };
     for count in [4, 5, 6, 8] {
         let blst_pairs = || {
-            let p_refs: Vec<*const blst::blst_p1_affine> =
-                ps[..count].iter().map(|p| p as *const _).collect();
-            let q_refs: Vec<*const blst::blst_p2_affine> =
-                qs[..count].iter().map(|q| q as *const _).collect();
-            let mut value = blst::blst_fp12::default();
-            // SAFETY: `count` pointers to live points each; the value is written before read.
-            unsafe {
-                blst::blst_miller_loop_n(&mut value, q_refs.as_ptr(), p_refs.as_ptr(), count)
-            };
-            black_box(value);
+            black_box(blst_miller_loop(&ps[..count], &qs[..count]));
         };
         row(
             &format!("one chunk of 8 vs blst's {count} pairs"),
@@ -327,16 +328,7 @@ fn main() {
             ));
         };
         let blst_pairs = || {
-            let p_refs: Vec<*const blst::blst_p1_affine> =
-                ps[..count].iter().map(|p| p as *const _).collect();
-            let q_refs: Vec<*const blst::blst_p2_affine> =
-                qs[..count].iter().map(|q| q as *const _).collect();
-            let mut value = blst::blst_fp12::default();
-            // SAFETY: `count` pointers to live points each; the value is written before read.
-            unsafe {
-                blst::blst_miller_loop_n(&mut value, q_refs.as_ptr(), p_refs.as_ptr(), count)
-            };
-            black_box(value);
+            black_box(blst_miller_loop(&ps[..count], &qs[..count]));
         };
         row(
             &format!("{count} pairs spread over the lanes vs blst's"),

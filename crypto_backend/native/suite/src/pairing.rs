@@ -266,8 +266,9 @@ pub fn miller_product_on(ps: &[&G1Affine], qs: &[&G2Affine], path: Path) -> blst
 /// The pair counts whose Miller loop runs with one computation's Fp2 products
 /// across the lanes (`bls_lanes::miller::spread`): `verify`'s and
 /// `fast_aggregate_verify`'s two, and four. `lane_bench` on a Zen 4 against
-/// blst_miller_loop_n: 1 pair 1.21x, 2 pairs 0.93x, 3 pairs 1.01x, 4 pairs 0.88x
-/// (an odd count multiplies its last line in alone, with a full product).
+/// blst_miller_loop_n, two runs: 1 pair 1.28-1.29x, 2 pairs 0.94-0.96x, 3 pairs
+/// 1.06-1.09x, 4 pairs 0.94-0.96x (an odd count multiplies its last line in alone,
+/// with a full product).
 const SPREAD_PAIRS: [usize; 2] = [2, 4];
 
 /// The spread loop of the pairs, in blst's form; None where a point is the identity
