@@ -338,6 +338,13 @@ impl<'r, R: Runner> Batch<'r, R> {
         }
     }
 
+    /// `push` for each pair, in order (the point steps' few products a round).
+    fn push_all(&mut self, pairs: &[(Lazy2, Lazy2)]) {
+        for (x, y) in pairs {
+            self.push(x, y);
+        }
+    }
+
     /// Run the pass (lanes beyond `filled` multiply what an earlier pass left there,
     /// and their products are not read).
     fn flush(&mut self) {
@@ -363,14 +370,6 @@ impl<'r, R: Runner> Batch<'r, R> {
         let results = std::mem::replace(&mut self.results, Vec::with_capacity(24));
         (!self.failed).then_some(results)
     }
-}
-
-/// The products of `pairs`, in order (the point steps' few products a round).
-fn products<R: Runner>(batch: &mut Batch<'_, R>, pairs: &[(Lazy2, Lazy2)]) -> Option<Vec<Lazy2>> {
-    for (x, y) in pairs {
-        batch.push(x, y);
-    }
-    batch.take()
 }
 
 fn from_blst<R: Runner>(runner: &mut R, words: &[FpWords]) -> Option<Vec<Lazy>> {
@@ -560,22 +559,17 @@ fn doubling<R: Runner>(
     sides: &[G1Side],
     square: Option<&Lazy12>,
 ) -> Option<(Vec<Point>, Vec<Line>, Option<Lazy12>)> {
-    let mut requests = Vec::with_capacity(4 * ts.len());
     for [x, y, z] in ts {
-        requests.extend([(*x, *x), (*y, *y), (*z, *z), (*y, *z)]);
+        batch.push_all(&[(*x, *x), (*y, *y), (*z, *z), (*y, *z)]);
     }
-    let first = products(batch, &requests)?;
-    requests.clear();
+    let first = batch.take()?;
     let mut partial = Vec::with_capacity(ts.len());
     for ([x, _, _], r) in ts.iter().zip(first.chunks_exact(4)) {
         let [xx, yy, zz, yz] = [r[0], r[1], r[2], r[3]];
         let e = times2(&xx, 3);
         let z3 = times2(&yz, 2);
-        requests.extend([(*x, yy), (e, e), (yy, yy), (e, *x), (e, zz), (z3, zz)]);
+        batch.push_all(&[(*x, yy), (e, e), (yy, yy), (e, *x), (e, zz), (z3, zz)]);
         partial.push((e, z3, yy));
-    }
-    for (x, y) in &requests {
-        batch.push(x, y);
     }
     // The accumulator's squaring (which needs only the accumulator) shares these
     // passes: 6 products a pair and 12 fill the second round's passes better than
@@ -589,17 +583,16 @@ fn doubling<R: Runner>(
         reduce12(&mut squared);
         squared
     });
-    requests.clear();
     let mut after_second = Vec::with_capacity(ts.len());
     for (((e, z3, yy), r), side) in partial.iter().zip(second.chunks_exact(6)).zip(sides) {
         let [x_yy, ee, c, ex, ezz, z3zz] = [r[0], r[1], r[2], r[3], r[4], r[5]];
         let d = times2(&x_yy, 4);
         let x3 = sub2(&ee, &times2(&d, 2));
-        requests.extend([(*e, sub2(&d, &x3)), (ezz, side.x_neg), (z3zz, side.y)]);
+        batch.push_all(&[(*e, sub2(&d, &x3)), (ezz, side.x_neg), (z3zz, side.y)]);
         let l0 = sub2(&ex, &times2(yy, 2));
         after_second.push((x3, c, l0, *z3));
     }
-    let third = products(batch, &requests)?;
+    let third = batch.take()?;
     let mut points = Vec::with_capacity(ts.len());
     let mut lines = Vec::with_capacity(ts.len());
     for ((x3, c, l0, z3), r) in after_second.iter().zip(third.chunks_exact(3)) {
@@ -619,18 +612,15 @@ fn addition<R: Runner>(
     sides: &[G1Side],
 ) -> Option<(Vec<Point>, Vec<Line>)> {
     let count = ts.len();
-    let mut requests = Vec::with_capacity(5 * count);
     for ([_, _, z], [_, yq]) in ts.iter().zip(qs) {
-        requests.extend([(*z, *z), (*yq, *z)]);
+        batch.push_all(&[(*z, *z), (*yq, *z)]);
     }
-    let first = products(batch, &requests)?;
-    requests.clear();
+    let first = batch.take()?;
     for (r, [xq, _]) in first.chunks_exact(2).zip(qs) {
         let [zz, yq_z] = [r[0], r[1]];
-        requests.extend([(*xq, zz), (yq_z, zz)]);
+        batch.push_all(&[(*xq, zz), (yq_z, zz)]);
     }
-    let second = products(batch, &requests)?;
-    requests.clear();
+    let second = batch.take()?;
     let mut state = Vec::with_capacity(count);
     for ((([x, y, z], r), zz), ([xq, _], side)) in
         ts.iter().zip(second.chunks_exact(2)).zip(first.iter().step_by(2)).zip(qs.iter().zip(sides))
@@ -638,7 +628,7 @@ fn addition<R: Runner>(
         let [u2, s2] = [r[0], r[1]];
         let h = sub2(&u2, x);
         let rr = times2(&sub2(&s2, y), 2);
-        requests.extend([
+        batch.push_all(&[
             (h, h),
             (add2(z, &h), add2(z, &h)),
             (rr, rr),
@@ -647,8 +637,7 @@ fn addition<R: Runner>(
         ]);
         state.push((h, rr, *zz));
     }
-    let third = products(batch, &requests)?;
-    requests.clear();
+    let third = batch.take()?;
     let mut after_third = Vec::with_capacity(count);
     for ((([x, _, _], (h, rr, zz)), r), ([_, yq], side)) in
         ts.iter().zip(&state).zip(third.chunks_exact(5)).zip(qs.iter().zip(sides))
@@ -656,22 +645,21 @@ fn addition<R: Runner>(
         let [hh, z_plus_h_sq, r_sq, r_xq, l1] = [r[0], r[1], r[2], r[3], r[4]];
         let i = times2(&hh, 4);
         let z3 = sub2(&sub2(&z_plus_h_sq, zz), &hh);
-        requests.extend([(*h, i), (*x, i), (*yq, z3), (z3, side.y)]);
+        batch.push_all(&[(*h, i), (*x, i), (*yq, z3), (z3, side.y)]);
         after_third.push((r_sq, r_xq, l1, z3, *rr));
     }
-    let fourth = products(batch, &requests)?;
-    requests.clear();
+    let fourth = batch.take()?;
     let mut after_fourth = Vec::with_capacity(count);
     for (([_, y, _], (r_sq, r_xq, l1, z3, rr)), r) in
         ts.iter().zip(&after_third).zip(fourth.chunks_exact(4))
     {
         let [j, v, yq_z3, l4] = [r[0], r[1], r[2], r[3]];
         let x3 = sub2(&sub2(r_sq, &j), &times2(&v, 2));
-        requests.extend([(*rr, sub2(&v, &x3)), (*y, j)]);
+        batch.push_all(&[(*rr, sub2(&v, &x3)), (*y, j)]);
         let l0 = sub2(r_xq, &yq_z3);
         after_fourth.push((x3, *z3, Line { l0, l1: *l1, l4 }));
     }
-    let fifth = products(batch, &requests)?;
+    let fifth = batch.take()?;
     let mut points = Vec::with_capacity(count);
     let mut lines = Vec::with_capacity(count);
     for ((x3, z3, line), r) in after_fourth.iter().zip(fifth.chunks_exact(2)) {
