@@ -34,13 +34,13 @@ use crate::lane::LaneOps;
 use crate::points::{Fp12Words, FpWords, G1Words, G2Words};
 
 /// Largest bound (in units of p) of a coordinate entering a pass.
-const MAX_INPUT_BOUND: u32 = 32;
+const MAX_INPUT_BOUND: u64 = 32;
 
 /// An Fp element: value = sum of limbs[j] 2^(52 j), in [0, bound p).
 #[derive(Clone, Copy, Debug)]
 struct Lazy {
     limbs: [i64; 8],
-    bound: u32,
+    bound: u64,
 }
 
 type Lazy2 = [Lazy; 2];
@@ -86,7 +86,7 @@ impl Lazy {
         ZERO.sub(self)
     }
 
-    fn times(&self, k: u32) -> Lazy {
+    fn times(&self, k: u64) -> Lazy {
         let mut limbs = self.limbs;
         for limb in limbs.iter_mut() {
             *limb *= k as i64;
@@ -145,7 +145,7 @@ fn sub2(a: &Lazy2, b: &Lazy2) -> Lazy2 {
     [a[0].sub(&b[0]), a[1].sub(&b[1])]
 }
 
-fn times2(a: &Lazy2, k: u32) -> Lazy2 {
+fn times2(a: &Lazy2, k: u64) -> Lazy2 {
     [a[0].times(k), a[1].times(k)]
 }
 
@@ -303,6 +303,8 @@ struct Batch<'r, R: Runner> {
     words: PassWords,
     filled: usize,
     results: Vec<Lazy2>,
+    /// Buffers handed back (`recycle`), so that a round allocates nothing.
+    spare: Vec<Vec<Lazy2>>,
     failed: bool,
 }
 
@@ -317,6 +319,7 @@ impl<'r, R: Runner> Batch<'r, R> {
             },
             filled: 0,
             results: Vec::with_capacity(24),
+            spare: Vec::new(),
             failed: false,
         }
     }
@@ -339,7 +342,7 @@ impl<'r, R: Runner> Batch<'r, R> {
     }
 
     /// `push` for each pair, in order (the point steps' few products a round).
-    fn push_all(&mut self, pairs: &[(Lazy2, Lazy2)]) {
+    fn push_all(&mut self, pairs: &[(&Lazy2, &Lazy2)]) {
         for (x, y) in pairs {
             self.push(x, y);
         }
@@ -367,8 +370,15 @@ impl<'r, R: Runner> Batch<'r, R> {
     /// there.
     fn take(&mut self) -> Option<Vec<Lazy2>> {
         self.flush();
-        let results = std::mem::replace(&mut self.results, Vec::with_capacity(24));
+        let fresh = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(24));
+        let results = std::mem::replace(&mut self.results, fresh);
         (!self.failed).then_some(results)
+    }
+
+    /// A buffer from `take`, done with: the next `take` reuses it.
+    fn recycle(&mut self, mut spent: Vec<Lazy2>) {
+        spent.clear();
+        self.spare.push(spent);
     }
 }
 
@@ -411,11 +421,11 @@ fn fp6_products<R: Runner>(a: &Lazy6, b: &Lazy6, out: &mut Batch<'_, R>) {
 /// a * b from `fp6_products`' six products t0, t1, t2, m01, m12, m02:
 /// (t0 + xi (m12 - t1 - t2), m01 - t0 - t1 + xi t2, m02 - t0 - t2 + t1).
 fn fp6_from(p: &[Lazy2]) -> Lazy6 {
-    let [t0, t1, t2, m01, m12, m02] = [p[0], p[1], p[2], p[3], p[4], p[5]];
+    let [t0, t1, t2, m01, m12, m02] = [&p[0], &p[1], &p[2], &p[3], &p[4], &p[5]];
     [
-        add2(&t0, &times_xi(&sub2(&sub2(&m12, &t1), &t2))),
-        add2(&sub2(&sub2(&m01, &t0), &t1), &times_xi(&t2)),
-        add2(&sub2(&sub2(&m02, &t0), &t2), &t1),
+        add2(t0, &times_xi(&sub2(&sub2(m12, t1), t2))),
+        add2(&sub2(&sub2(m01, t0), t1), &times_xi(t2)),
+        add2(&sub2(&sub2(m02, t0), t2), t1),
     ]
 }
 
@@ -431,11 +441,11 @@ fn fp6_products_b0_zero<R: Runner>(a: &Lazy6, b: &Lazy6, out: &mut Batch<'_, R>)
 
 /// `fp6_from` with t0 = 0.
 fn fp6_from_b0_zero(p: &[Lazy2]) -> Lazy6 {
-    let [t1, t2, m01, m12, m02] = [p[0], p[1], p[2], p[3], p[4]];
+    let [t1, t2, m01, m12, m02] = [&p[0], &p[1], &p[2], &p[3], &p[4]];
     [
-        times_xi(&sub2(&sub2(&m12, &t1), &t2)),
-        add2(&sub2(&m01, &t1), &times_xi(&t2)),
-        add2(&sub2(&m02, &t2), &t1),
+        times_xi(&sub2(&sub2(m12, t1), t2)),
+        add2(&sub2(m01, t1), &times_xi(t2)),
+        add2(&sub2(m02, t2), t1),
     ]
 }
 
@@ -506,10 +516,10 @@ fn lines_products<R: Runner>(x: &Line, y: &Line, out: &mut Batch<'_, R>) {
 /// a0c1 + a1c0, a1c1), h = (0, a0d1 + b1c0, a1d1 + b1c1).
 fn lines_from(p: &[Lazy2]) -> Lazy12 {
     let [a0c0, a1c1, sum, b1d1, a0d1, b1c0, a1d1, b1c1] =
-        [p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]];
+        [&p[0], &p[1], &p[2], &p[3], &p[4], &p[5], &p[6], &p[7]];
     [
-        [add2(&a0c0, &times_xi(&b1d1)), sub2(&sub2(&sum, &a0c0), &a1c1), a1c1],
-        [ZERO2, add2(&a0d1, &b1c0), add2(&a1d1, &b1c1)],
+        [add2(a0c0, &times_xi(b1d1)), sub2(&sub2(sum, a0c0), a1c1), *a1c1],
+        [ZERO2, add2(a0d1, b1c0), add2(a1d1, b1c1)],
     ]
 }
 
@@ -520,6 +530,7 @@ fn line_values<R: Runner>(batch: &mut Batch<'_, R>, lines: &[Line]) -> Option<Ve
     }
     let results = batch.take()?;
     let mut values: Vec<Lazy12> = results.chunks_exact(8).map(lines_from).collect();
+    batch.recycle(results);
     if lines.len() % 2 == 1 {
         values.push(lines[lines.len() - 1].as_fp12());
     }
@@ -534,7 +545,9 @@ fn times_values<R: Runner>(
 ) -> Option<()> {
     for value in values {
         times_sparse_products(f, value, batch);
-        *f = times_sparse_from(&batch.take()?);
+        let products = batch.take()?;
+        *f = times_sparse_from(&products);
+        batch.recycle(products);
         reduce12(f);
     }
     Some(())
@@ -560,17 +573,18 @@ fn doubling<R: Runner>(
     square: Option<&Lazy12>,
 ) -> Option<(Vec<Point>, Vec<Line>, Option<Lazy12>)> {
     for [x, y, z] in ts {
-        batch.push_all(&[(*x, *x), (*y, *y), (*z, *z), (*y, *z)]);
+        batch.push_all(&[(x, x), (y, y), (z, z), (y, z)]);
     }
     let first = batch.take()?;
     let mut partial = Vec::with_capacity(ts.len());
     for ([x, _, _], r) in ts.iter().zip(first.chunks_exact(4)) {
-        let [xx, yy, zz, yz] = [r[0], r[1], r[2], r[3]];
-        let e = times2(&xx, 3);
-        let z3 = times2(&yz, 2);
-        batch.push_all(&[(*x, yy), (e, e), (yy, yy), (e, *x), (e, zz), (z3, zz)]);
-        partial.push((e, z3, yy));
+        let [xx, yy, zz, yz] = [&r[0], &r[1], &r[2], &r[3]];
+        let e = times2(xx, 3);
+        let z3 = times2(yz, 2);
+        batch.push_all(&[(x, yy), (&e, &e), (yy, yy), (&e, x), (&e, zz), (&z3, zz)]);
+        partial.push((e, z3, *yy));
     }
+    batch.recycle(first);
     // The accumulator's squaring (which needs only the accumulator) shares these
     // passes: 6 products a pair and 12 fill the second round's passes better than
     // either alone (24 in 3 passes for two pairs, where they took 2 and 2).
@@ -585,13 +599,14 @@ fn doubling<R: Runner>(
     });
     let mut after_second = Vec::with_capacity(ts.len());
     for (((e, z3, yy), r), side) in partial.iter().zip(second.chunks_exact(6)).zip(sides) {
-        let [x_yy, ee, c, ex, ezz, z3zz] = [r[0], r[1], r[2], r[3], r[4], r[5]];
-        let d = times2(&x_yy, 4);
-        let x3 = sub2(&ee, &times2(&d, 2));
-        batch.push_all(&[(*e, sub2(&d, &x3)), (ezz, side.x_neg), (z3zz, side.y)]);
-        let l0 = sub2(&ex, &times2(yy, 2));
-        after_second.push((x3, c, l0, *z3));
+        let [x_yy, ee, c, ex, ezz, z3zz] = [&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]];
+        let d = times2(x_yy, 4);
+        let x3 = sub2(ee, &times2(&d, 2));
+        batch.push_all(&[(e, &sub2(&d, &x3)), (ezz, &side.x_neg), (z3zz, &side.y)]);
+        let l0 = sub2(ex, &times2(yy, 2));
+        after_second.push((x3, *c, l0, *z3));
     }
+    batch.recycle(second);
     let third = batch.take()?;
     let mut points = Vec::with_capacity(ts.len());
     let mut lines = Vec::with_capacity(ts.len());
@@ -600,6 +615,7 @@ fn doubling<R: Runner>(
         points.push([reduce2(x3), reduce2(&y3), reduce2(z3)]);
         lines.push(Line { l0: *l0, l1: r[1], l4: r[2] });
     }
+    batch.recycle(third);
     Some((points, lines, squared))
 }
 
@@ -613,52 +629,57 @@ fn addition<R: Runner>(
 ) -> Option<(Vec<Point>, Vec<Line>)> {
     let count = ts.len();
     for ([_, _, z], [_, yq]) in ts.iter().zip(qs) {
-        batch.push_all(&[(*z, *z), (*yq, *z)]);
+        batch.push_all(&[(z, z), (yq, z)]);
     }
     let first = batch.take()?;
     for (r, [xq, _]) in first.chunks_exact(2).zip(qs) {
-        let [zz, yq_z] = [r[0], r[1]];
-        batch.push_all(&[(*xq, zz), (yq_z, zz)]);
+        let [zz, yq_z] = [&r[0], &r[1]];
+        batch.push_all(&[(xq, zz), (yq_z, zz)]);
     }
     let second = batch.take()?;
     let mut state = Vec::with_capacity(count);
     for ((([x, y, z], r), zz), ([xq, _], side)) in
         ts.iter().zip(second.chunks_exact(2)).zip(first.iter().step_by(2)).zip(qs.iter().zip(sides))
     {
-        let [u2, s2] = [r[0], r[1]];
-        let h = sub2(&u2, x);
-        let rr = times2(&sub2(&s2, y), 2);
+        let [u2, s2] = [&r[0], &r[1]];
+        let h = sub2(u2, x);
+        let rr = times2(&sub2(s2, y), 2);
+        let z_plus_h = add2(z, &h);
         batch.push_all(&[
-            (h, h),
-            (add2(z, &h), add2(z, &h)),
-            (rr, rr),
-            (rr, *xq),
-            (rr, side.x_neg),
+            (&h, &h),
+            (&z_plus_h, &z_plus_h),
+            (&rr, &rr),
+            (&rr, xq),
+            (&rr, &side.x_neg),
         ]);
         state.push((h, rr, *zz));
     }
+    batch.recycle(first);
+    batch.recycle(second);
     let third = batch.take()?;
     let mut after_third = Vec::with_capacity(count);
     for ((([x, _, _], (h, rr, zz)), r), ([_, yq], side)) in
         ts.iter().zip(&state).zip(third.chunks_exact(5)).zip(qs.iter().zip(sides))
     {
-        let [hh, z_plus_h_sq, r_sq, r_xq, l1] = [r[0], r[1], r[2], r[3], r[4]];
-        let i = times2(&hh, 4);
-        let z3 = sub2(&sub2(&z_plus_h_sq, zz), &hh);
-        batch.push_all(&[(*h, i), (*x, i), (*yq, z3), (z3, side.y)]);
-        after_third.push((r_sq, r_xq, l1, z3, *rr));
+        let [hh, z_plus_h_sq, r_sq, r_xq, l1] = [&r[0], &r[1], &r[2], &r[3], &r[4]];
+        let i = times2(hh, 4);
+        let z3 = sub2(&sub2(z_plus_h_sq, zz), hh);
+        batch.push_all(&[(h, &i), (x, &i), (yq, &z3), (&z3, &side.y)]);
+        after_third.push((*r_sq, *r_xq, *l1, z3, *rr));
     }
+    batch.recycle(third);
     let fourth = batch.take()?;
     let mut after_fourth = Vec::with_capacity(count);
     for (([_, y, _], (r_sq, r_xq, l1, z3, rr)), r) in
         ts.iter().zip(&after_third).zip(fourth.chunks_exact(4))
     {
-        let [j, v, yq_z3, l4] = [r[0], r[1], r[2], r[3]];
-        let x3 = sub2(&sub2(r_sq, &j), &times2(&v, 2));
-        batch.push_all(&[(*rr, sub2(&v, &x3)), (*y, j)]);
-        let l0 = sub2(r_xq, &yq_z3);
-        after_fourth.push((x3, *z3, Line { l0, l1: *l1, l4 }));
+        let [j, v, yq_z3, l4] = [&r[0], &r[1], &r[2], &r[3]];
+        let x3 = sub2(&sub2(r_sq, j), &times2(v, 2));
+        batch.push_all(&[(rr, &sub2(v, &x3)), (y, j)]);
+        let l0 = sub2(r_xq, yq_z3);
+        after_fourth.push((x3, *z3, Line { l0, l1: *l1, l4: *l4 }));
     }
+    batch.recycle(fourth);
     let fifth = batch.take()?;
     let mut points = Vec::with_capacity(count);
     let mut lines = Vec::with_capacity(count);
@@ -667,6 +688,7 @@ fn addition<R: Runner>(
         points.push([reduce2(x3), reduce2(&y3), reduce2(z3)]);
         lines.push(*line);
     }
+    batch.recycle(fifth);
     Some((points, lines))
 }
 
