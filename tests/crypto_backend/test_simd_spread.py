@@ -1,10 +1,10 @@
-"""The Miller loop of two and four pairs with one computation's Fp2 products across
+"""The Miller loop of two to four pairs with one computation's Fp2 products across
 the lanes (the kernels crate's ``miller::spread``; pairing.rs's ``SPREAD_PAIRS``).
 
 - final_exp of its Miller product against final_exp of blst_miller_loop_n on the same
   pairs: random keys with real signatures, the edge pairs (generators, negatives,
   small and large multiples), on the portable layer and, where the CPU has it, the
-  IFMA layer; one, three and five pairs take the other routes;
+  IFMA layer; one and five pairs take the other routes;
 - ``verify`` and ``fast_aggregate_verify`` (two pairs: the route's use) answer as
   under ``off``, valid and spoiled, and the identity key is still refused before any
   pairing.
@@ -23,7 +23,7 @@ from tests.crypto_backend.conftest import ifma_or_skip, simd_mode
 from tests.crypto_backend.test_simd import R_ORDER
 from tests.crypto_backend.test_simd_miller import _final, edge_pairs, random_pairs
 
-SPREAD_COUNTS = (2, 4)
+SPREAD_COUNTS = (2, 3, 4)
 RANDOM_LISTS = 40
 
 

@@ -1,6 +1,6 @@
 //! Pairing checks: the product of many pairs' Miller values (blst's Miller loop, or
 //! under a SIMD path chunks of 8 pairs on the 8-lane Miller-loop kernel, and the loops
-//! of two and four pairs with their products spread over the lanes) and
+//! of two to four pairs with their products spread over the lanes) and
 //! one final exponentiation (blst's, or under a SIMD path its hard part's squarings
 //! on the cyclotomic kernel: `final_exp_on`).
 
@@ -193,7 +193,7 @@ const MIN_PARTIAL_ALONE: usize = 5;
 const MIN_PARTIAL_BESIDE_WHOLE: usize = 4;
 
 /// prod_i f_{Q_i}(P_i) before the final exponentiation: on the lane layer of `path`,
-/// two or four pairs through the spread loop (`SPREAD_PAIRS`), more in chunks of 8
+/// two to four pairs through the spread loop (`SPREAD_PAIRS`), more in chunks of 8
 /// through the Miller-loop kernel (the last one partial where it has enough pairs:
 /// `MIN_PARTIAL_ALONE`), the rest (and everything on `Path::Off`, or with other
 /// counts) through blst_miller_loop_n exactly as before. A pair with an
@@ -265,11 +265,12 @@ pub fn miller_product_on(ps: &[&G1Affine], qs: &[&G2Affine], path: Path) -> blst
 
 /// The pair counts whose Miller loop runs with one computation's Fp2 products
 /// across the lanes (`bls_lanes::miller::spread`): `verify`'s and
-/// `fast_aggregate_verify`'s two, and four. `lane_bench` on a Zen 4 against
-/// blst_miller_loop_n, two runs: 1 pair 1.28-1.29x, 2 pairs 0.94-0.96x, 3 pairs
-/// 1.06-1.09x, 4 pairs 0.94-0.96x (an odd count multiplies its last line in alone,
-/// with a full product).
-const SPREAD_PAIRS: [usize; 2] = [2, 4];
+/// `fast_aggregate_verify`'s two, three and four. `lane_bench` on an Intel IFMA host
+/// (family 6 model 207, a VM whose speed wandered) against blst_miller_loop_n, three
+/// runs: 1 pair 0.80-1.05x (it stays on blst: it pays only on the slow runs), 2 pairs
+/// 0.66-0.75x, 3 pairs 0.76-0.83x (an odd count multiplies its last line in alone,
+/// with a full product), 4 pairs 0.63-0.72x.
+const SPREAD_PAIRS: std::ops::RangeInclusive<usize> = 2..=spread::MAX_PAIRS;
 
 /// The spread loop of the pairs, in blst's form; None where a point is the identity
 /// (the formulas have none) or the layer is not there.

@@ -6,7 +6,7 @@
 //! differences, small multiples, times xi) is done here on single values, unreduced.
 //! The pass moves its operands between one value a row and one limb a vector with
 //! lane permutes (an 8x8 transpose each way). bls_suite's pairing sends it the
-//! loops of two and four pairs, where it beats blst_miller_loop_n (docs/performance.md).
+//! loops of two to four pairs, where it beats blst_miller_loop_n (docs/performance.md).
 //!
 //! The formulas and their lines are those of `miller` (the module above): the same
 //! doubling and addition steps, the same sparse lines l0 + l1 v + l4 v w scaled by
@@ -324,7 +324,9 @@ impl<'r, R: Runner> Batch<'r, R> {
         }
     }
 
-    /// Ask for x * y; the products come back from `finish` in the order asked.
+    /// Ask for x * y; the products come back from `take` in the order asked. Inlined
+    /// (the pass is not), so that an operand is computed straight into the words.
+    #[inline(always)]
     fn push(&mut self, x: &Lazy2, y: &Lazy2) {
         let lane = self.filled;
         for part in 0..2 {
@@ -350,6 +352,7 @@ impl<'r, R: Runner> Batch<'r, R> {
 
     /// Run the pass (lanes beyond `filled` multiply what an earlier pass left there,
     /// and their products are not read).
+    #[inline(never)]
     fn flush(&mut self) {
         let filled = std::mem::take(&mut self.filled);
         if filled == 0 || self.failed {
