@@ -49,6 +49,22 @@ pub fn decode_g1(data: &[u8]) -> Result<G1Affine, &'static str> {
 
 /// Checked decode of a compressed G2 point (a signature), same rules as `decode_g1`.
 pub fn decode_g2(data: &[u8]) -> Result<G2Affine, &'static str> {
+    let point = uncompress_g2(data)?;
+    // SAFETY: `point` is a live affine point written by blst.
+    if !unsafe { blst_p2_affine_in_g2(&point) } {
+        return Err("point not in the G2 subgroup");
+    }
+    canonical_g2(point, data)
+}
+
+/// `decode_g2` but for the subgroup check: a canonical encoding of a point on the
+/// curve, or the identity. Only for callers that check the subgroup themselves
+/// (`pairing::pairings_equal_unchecked_signature`).
+pub fn decode_g2_on_curve(data: &[u8]) -> Result<G2Affine, &'static str> {
+    canonical_g2(uncompress_g2(data)?, data)
+}
+
+fn uncompress_g2(data: &[u8]) -> Result<G2Affine, &'static str> {
     if data.len() != SIGNATURE_LENGTH {
         return Err("a G2 point is 96 bytes");
     }
@@ -58,10 +74,10 @@ pub fn decode_g2(data: &[u8]) -> Result<G2Affine, &'static str> {
     if status != BLST_ERROR::BLST_SUCCESS {
         return Err(decode_error(status));
     }
-    // SAFETY: as above.
-    if !unsafe { blst_p2_affine_in_g2(&point) } {
-        return Err("point not in the G2 subgroup");
-    }
+    Ok(point)
+}
+
+fn canonical_g2(point: G2Affine, data: &[u8]) -> Result<G2Affine, &'static str> {
     if encode_g2_affine(&point)[..] != data[..] {
         return Err("non-canonical G2 encoding");
     }

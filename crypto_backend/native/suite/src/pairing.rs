@@ -35,11 +35,7 @@ pub fn pairings_equal_signature(pairs: &[(G1Affine, G2Affine)], signature: &G2Af
         return false;
     }
     // e(-g1, S) on the same Miller loop: prod e(P_i, Q_i) * e(-g1, S) == 1.
-    // SAFETY: blst returns a pointer to its static generator, valid forever.
-    let mut neg_generator = g1_from_affine(unsafe { &*blst_p1_affine_generator() });
-    // SAFETY: negates one live point in place.
-    unsafe { blst_p1_cneg(&mut neg_generator, true) };
-    let neg_generator = g1_to_affine(&neg_generator);
+    let neg_generator = negated_generator();
     let mut ps: Vec<&G1Affine> = pairs.iter().map(|(p, _)| p).collect();
     let mut qs: Vec<&G2Affine> = pairs.iter().map(|(_, q)| q).collect();
     // e(-g1, identity) is one, and blst's raw Miller loop must not see the identity:
@@ -54,6 +50,53 @@ pub fn pairings_equal_signature(pairs: &[(G1Affine, G2Affine)], signature: &G2Af
     let result = final_exp_on(&loop_value, dispatch::current());
     // SAFETY: a live fp12 value.
     unsafe { blst_fp12_is_one(&result) }
+}
+
+/// `pairings_equal_signature` for a signature decoded without its subgroup check
+/// (`curve::decode_g2_on_curve`): false too where it is not in G2. Where the pairs
+/// and the signature make a loop for the spread route (`SPREAD_PAIRS`: `verify`'s
+/// and `fast_aggregate_verify`'s two), the check is read off that loop, whose
+/// signature pair's T ends as [|z|]Q (`spread::miller_loop_checking_last`), instead
+/// of a separate multiplication by z on blst; otherwise it is blst's, first.
+pub fn pairings_equal_unchecked_signature(
+    pairs: &[(G1Affine, G2Affine)],
+    signature: &G2Affine,
+) -> bool {
+    let path = dispatch::current();
+    let spread = path != Path::Off
+        && !pairs.is_empty()
+        && !g2_affine_is_identity(signature)
+        && SPREAD_PAIRS.contains(&(pairs.len() + 1))
+        && pairs.iter().all(|(p, q)| !curve::g1_affine_is_identity(p) && !g2_affine_is_identity(q));
+    if spread {
+        let mut p_words: Vec<G1Words> = pairs.iter().map(|(p, _)| curve::g1_words(p)).collect();
+        let mut q_words: Vec<G2Words> = pairs.iter().map(|(_, q)| curve::g2_words(q)).collect();
+        // e(-g1, S) last: prod e(P_i, Q_i) * e(-g1, S) == 1.
+        p_words.push(curve::g1_words(&negated_generator()));
+        q_words.push(curve::g2_words(signature));
+        if let Some((value, in_g2)) = spread::miller_loop_checking_last(path, &p_words, &q_words) {
+            PAIRING_CHECKS.fetch_add(1, Ordering::Relaxed);
+            SPREAD_LOOPS.fetch_add(1, Ordering::Relaxed);
+            if !in_g2 {
+                return false;
+            }
+            let result = final_exp_on(&fp12_from_words(&value), path);
+            // SAFETY: a live fp12 value.
+            return unsafe { blst_fp12_is_one(&result) };
+        }
+    }
+    // SAFETY: a live affine point.
+    let in_g2 = unsafe { blst_p2_affine_in_g2(signature) };
+    in_g2 && pairings_equal_signature(pairs, signature)
+}
+
+/// -g1 in affine form.
+fn negated_generator() -> G1Affine {
+    // SAFETY: blst returns a pointer to its static generator, valid forever.
+    let mut point = g1_from_affine(unsafe { &*blst_p1_affine_generator() });
+    // SAFETY: negates one live point in place.
+    unsafe { blst_p1_cneg(&mut point, true) };
+    g1_to_affine(&point)
 }
 
 /// Below this many squarings in a row, blst's cyclotomic squaring beats a kernel

@@ -7,6 +7,9 @@
 //! The pass moves its operands between one value a row and one limb a vector with
 //! lane permutes (an 8x8 transpose each way). bls_suite's pairing sends it the
 //! loops of two to four pairs, where it beats blst_miller_loop_n (docs/performance.md).
+//! `miller_loop_checking_last` also answers whether the last pair's Q (a signature
+//! decoded without its subgroup check) is in G2, from the loop's T, which ends as
+//! [|z|]Q.
 //!
 //! The formulas and their lines are those of `miller` (the module above): the same
 //! doubling and addition steps, the same sparse lines l0 + l1 v + l4 v w scaled by
@@ -26,6 +29,7 @@
 //! constant time.
 
 use crate::curve::X_ABS;
+use crate::decode::g2;
 use crate::dispatch::{Kernel, Path, Runner};
 use crate::field::fp2x8::Fp2x8;
 use crate::field::fpx8::{self, Fe, Fpx8, Limbs};
@@ -706,6 +710,38 @@ pub fn miller_loop_on<R: Runner>(
     ps: &[G1Words],
     qs: &[G2Words],
 ) -> Option<Fp12Words> {
+    let state = run_loop(runner, ps, qs)?;
+    in_blst_form(runner, &state.f)
+}
+
+/// `miller_loop_on` for pairs whose last Q is only known to be on the curve (a
+/// signature decoded without its subgroup check), with whether that Q is in G2:
+/// psi(Q) == [z]Q (Scott's test, the one the decode kernels run), read off the loop,
+/// whose T ends as [|z|]Q. The steps' formulas are exact but where T + Q or 2T would
+/// be the identity (T = Q, T = -Q, or a point of order two), which can happen only
+/// for a Q outside G2: there they give Z = 0, every later step keeps it, and a zero
+/// Z fails the test. So a non-zero Z means every step was the group operation, and
+/// the test is exactly Scott's. The Miller value is meaningless where the answer is
+/// false.
+pub fn miller_loop_checking_last_on<R: Runner>(
+    runner: &mut R,
+    ps: &[G1Words],
+    qs: &[G2Words],
+) -> Option<(Fp12Words, bool)> {
+    let state = run_loop(runner, ps, qs)?;
+    let last = ps.len() - 1;
+    let in_g2 = psi_is_z_times(runner, &state.affine_qs[last], &state.ts[last])?;
+    Some((in_blst_form(runner, &state.f)?, in_g2))
+}
+
+/// What the loop leaves: the accumulator, each pair's T (= [|z|]Q) and Q.
+struct LoopState {
+    f: Lazy12,
+    ts: Vec<Point>,
+    affine_qs: Vec<[Lazy2; 2]>,
+}
+
+fn run_loop<R: Runner>(runner: &mut R, ps: &[G1Words], qs: &[G2Words]) -> Option<LoopState> {
     assert!(!ps.is_empty() && ps.len() <= MAX_PAIRS && ps.len() == qs.len());
     let mut words = Vec::with_capacity(6 * ps.len());
     for (p, q) in ps.iter().zip(qs) {
@@ -749,12 +785,15 @@ pub fn miller_loop_on<R: Runner>(
             times_values(&mut batch, &mut f, &values)?;
         }
     }
-    drop(batch);
+    Some(LoopState { f, ts, affine_qs })
+}
+
+/// The accumulator in blst's words; x < 0: the conjugate, g - h w.
+fn in_blst_form<R: Runner>(runner: &mut R, f: &Lazy12) -> Option<Fp12Words> {
     let [g, h] = f;
-    // x < 0: the conjugate, g - h w.
     let h: Lazy6 = h.map(|c| [c[0].neg(), c[1].neg()]);
     let coefficients: Vec<Lazy> =
-        [g, h].iter().flat_map(|half| half.iter().flat_map(|c| c.iter().copied())).collect();
+        [*g, h].iter().flat_map(|half| half.iter().flat_map(|c| c.iter().copied())).collect();
     let words = to_blst(runner, &coefficients)?;
     let mut out = [[[[0u64; 6]; 2]; 3]; 2];
     for (index, value) in words.iter().enumerate() {
@@ -763,10 +802,50 @@ pub fn miller_loop_on<R: Runner>(
     Some(out)
 }
 
+/// psi(Q) == -T for T = (X, Y, Z) Jacobian, with Z != 0: X == psi_x Z^2 and
+/// -Y == psi_y Z^3, psi(x, y) = (conj(x) PSI_X, conj(y) PSI_Y) (`decode::g2`).
+fn psi_is_z_times<R: Runner>(runner: &mut R, q: &[Lazy2; 2], t: &Point) -> Option<bool> {
+    let constant = |limbs: &Limbs| Lazy { limbs: signed(limbs), bound: 1 };
+    let psi_x_factor = [ZERO, constant(&g2::PSI_X_C1)];
+    let psi_y_factor = [constant(&g2::PSI_Y_C0), constant(&g2::PSI_Y_C1)];
+    let conjugate = |a: &Lazy2| [a[0], a[1].neg()];
+    let [x, y, z] = t;
+    let mut batch = Batch::new(runner);
+    batch.push(&conjugate(&q[0]), &psi_x_factor);
+    batch.push(&conjugate(&q[1]), &psi_y_factor);
+    batch.push(z, z);
+    let first = batch.take()?;
+    let [psi_x, psi_y, zz] = [&first[0], &first[1], &first[2]];
+    batch.push(psi_x, zz);
+    batch.push(zz, z);
+    let second = batch.take()?;
+    batch.push(psi_y, &second[1]);
+    let third = batch.take()?;
+    // Both differences and Z, canonical: the first two must be zero, Z must not.
+    let x_difference = sub2(x, &second[0]);
+    let y_sum = add2(y, &third[0]);
+    let values = [x_difference[0], x_difference[1], y_sum[0], y_sum[1], z[0], z[1]];
+    let words = to_blst(runner, &values)?;
+    let zero = |value: &FpWords| value.iter().all(|word| *word == 0);
+    Some(words[..4].iter().all(zero) && !(zero(&words[4]) && zero(&words[5])))
+}
+
 /// `miller_loop_on` on the layer of `path`.
 pub fn miller_loop(path: Path, ps: &[G1Words], qs: &[G2Words]) -> Option<Fp12Words> {
     if path == Path::Off {
         return None;
     }
     miller_loop_on(&mut { path }, ps, qs)
+}
+
+/// `miller_loop_checking_last_on` on the layer of `path`.
+pub fn miller_loop_checking_last(
+    path: Path,
+    ps: &[G1Words],
+    qs: &[G2Words],
+) -> Option<(Fp12Words, bool)> {
+    if path == Path::Off {
+        return None;
+    }
+    miller_loop_checking_last_on(&mut { path }, ps, qs)
 }
