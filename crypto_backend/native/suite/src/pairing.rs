@@ -63,26 +63,27 @@ pub fn pairings_equal_unchecked_signature(
     signature: &G2Affine,
 ) -> bool {
     let path = dispatch::current();
-    let spread = path != Path::Off
-        && !pairs.is_empty()
-        && !g2_affine_is_identity(signature)
-        && SPREAD_PAIRS.contains(&(pairs.len() + 1))
-        && pairs.iter().all(|(p, q)| !curve::g1_affine_is_identity(p) && !g2_affine_is_identity(q));
-    if spread {
-        let mut p_words: Vec<G1Words> = pairs.iter().map(|(p, _)| curve::g1_words(p)).collect();
-        let mut q_words: Vec<G2Words> = pairs.iter().map(|(_, q)| curve::g2_words(q)).collect();
+    if path != Path::Off && !pairs.is_empty() && SPREAD_PAIRS.contains(&(pairs.len() + 1)) {
         // e(-g1, S) last: prod e(P_i, Q_i) * e(-g1, S) == 1.
-        p_words.push(curve::g1_words(&negated_generator()));
-        q_words.push(curve::g2_words(signature));
-        if let Some((value, in_g2)) = spread::miller_loop_checking_last(path, &p_words, &q_words) {
-            PAIRING_CHECKS.fetch_add(1, Ordering::Relaxed);
-            SPREAD_LOOPS.fetch_add(1, Ordering::Relaxed);
-            if !in_g2 {
-                return false;
+        let neg_generator = negated_generator();
+        let mut ps: Vec<&G1Affine> = pairs.iter().map(|(p, _)| p).collect();
+        let mut qs: Vec<&G2Affine> = pairs.iter().map(|(_, q)| q).collect();
+        ps.push(&neg_generator);
+        qs.push(signature);
+        // None for an identity point (an identity signature included): blst below.
+        if let Some((p_words, q_words)) = lane_words(&ps, &qs) {
+            if let Some((value, in_g2)) =
+                spread::miller_loop_checking_last(path, &p_words, &q_words)
+            {
+                PAIRING_CHECKS.fetch_add(1, Ordering::Relaxed);
+                SPREAD_LOOPS.fetch_add(1, Ordering::Relaxed);
+                if !in_g2 {
+                    return false;
+                }
+                let result = final_exp_on(&fp12_from_words(&value), path);
+                // SAFETY: a live fp12 value.
+                return unsafe { blst_fp12_is_one(&result) };
             }
-            let result = final_exp_on(&fp12_from_words(&value), path);
-            // SAFETY: a live fp12 value.
-            return unsafe { blst_fp12_is_one(&result) };
         }
     }
     // SAFETY: a live affine point.
@@ -318,16 +319,23 @@ const SPREAD_PAIRS: std::ops::RangeInclusive<usize> = 2..=spread::MAX_PAIRS;
 /// The spread loop of the pairs, in blst's form; None where a point is the identity
 /// (the formulas have none) or the layer is not there.
 fn spread_miller_product(ps: &[&G1Affine], qs: &[&G2Affine], path: Path) -> Option<blst_fp12> {
-    if ps.iter().any(|p| curve::g1_affine_is_identity(p))
-        || qs.iter().any(|q| curve::g2_affine_is_identity(q))
-    {
-        return None;
-    }
-    let p_words: Vec<G1Words> = ps.iter().map(|p| curve::g1_words(p)).collect();
-    let q_words: Vec<G2Words> = qs.iter().map(|q| curve::g2_words(q)).collect();
+    let (p_words, q_words) = lane_words(ps, qs)?;
     let value = spread::miller_loop(path, &p_words, &q_words)?;
     SPREAD_LOOPS.fetch_add(1, Ordering::Relaxed);
     Some(fp12_from_words(&value))
+}
+
+/// The pairs in the kernels' words; None where a point is the identity, which the
+/// lane formulas have no case for.
+fn lane_words(ps: &[&G1Affine], qs: &[&G2Affine]) -> Option<(Vec<G1Words>, Vec<G2Words>)> {
+    if ps.iter().any(|p| curve::g1_affine_is_identity(p))
+        || qs.iter().any(|q| g2_affine_is_identity(q))
+    {
+        return None;
+    }
+    let p_words = ps.iter().map(|p| curve::g1_words(p)).collect();
+    let q_words = qs.iter().map(|q| curve::g2_words(q)).collect();
+    Some((p_words, q_words))
 }
 
 /// blst_miller_loop_n of all the pairs: the blst path, unchanged.
