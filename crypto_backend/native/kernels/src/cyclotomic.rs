@@ -22,9 +22,9 @@
 //! field, never read back.
 
 use crate::dispatch::{self, Kernel, Path};
-use crate::field::fpx8::{self, Fe, Fpx8, Limbs};
+use crate::field::fpx8::{self, lent_multiple_of_p, Fe, Fpx8, Limbs, LENT_4P};
 use crate::field::stored::{pack_fp, unpack_fp};
-use crate::lane::{LaneOps, MASK52};
+use crate::lane::LaneOps;
 use crate::points::{Fp12Words, FpWords};
 
 /// The odd lanes (the c1 halves of the Fp2 values).
@@ -37,74 +37,9 @@ const SWAP_PAIRS: [u64; 8] = [1, 0, 3, 2, 5, 4, 7, 6];
 /// first, then first's (zero) lanes 6-7.
 const FIRST_SECOND_FIRST: [u64; 8] = [0, 1, 8 + 4, 8 + 5, 2, 3, 6, 7];
 
-/// k p in 52-bit limbs with one lent from each limb to the one below (limb 0 plus
-/// 2^52, limbs 1 to 6 plus 2^52 - 1, limb 7 minus 1: the same whole), so that every
-/// limb is at least the limb of any carried value below k p / 2: subtracting such a
-/// value limb by limb from it leaves no limb below zero.
-const fn lent_multiple_of_p(k: u64) -> Limbs {
-    let mut out = [0u64; 8];
-    let mut carry: u128 = 0;
-    let mut j = 0;
-    while j < 8 {
-        let limb = fpx8::P[j] as u128 * k as u128 + carry;
-        if j < 7 {
-            out[j] = (limb as u64) & MASK52;
-            carry = limb >> 52;
-        } else {
-            out[j] = limb as u64;
-        }
-        j += 1;
-    }
-    out[0] += 1 << 52;
-    let mut j = 1;
-    while j < 7 {
-        out[j] += (1 << 52) - 1;
-        j += 1;
-    }
-    out[7] -= 1;
-    out
-}
-
-const LENT_4P: Limbs = lent_multiple_of_p(4);
+/// Lent 8p and 16p (`fpx8::lent_multiple_of_p`), for values below 4p and 8p.
 const LENT_8P: Limbs = lent_multiple_of_p(8);
 const LENT_16P: Limbs = lent_multiple_of_p(16);
-// The lent forms hold k p, checked at compile time.
-const fn carried_back(lent: &Limbs) -> Limbs {
-    let mut out = *lent;
-    let mut j = 0;
-    while j < 7 {
-        out[j + 1] += out[j] >> 52;
-        out[j] &= MASK52;
-        j += 1;
-    }
-    out
-}
-
-const fn equal(a: &Limbs, b: &Limbs) -> bool {
-    let mut j = 0;
-    while j < 8 {
-        if a[j] != b[j] {
-            return false;
-        }
-        j += 1;
-    }
-    true
-}
-
-/// Whether `lent`, carried back, is k p (k times each limb of p, carried).
-const fn holds_multiple(lent: &Limbs, k: u64) -> bool {
-    let mut plain = [0u64; 8];
-    let mut j = 0;
-    while j < 8 {
-        plain[j] = k * fpx8::P[j];
-        j += 1;
-    }
-    equal(&carried_back(lent), &carried_back(&plain))
-}
-
-const _: () = assert!(
-    holds_multiple(&LENT_4P, 4) && holds_multiple(&LENT_8P, 8) && holds_multiple(&LENT_16P, 16)
-);
 
 /// floor(2^52 / (P7 + 1)), P7 p's limb 7 (`reduce_below_2p`).
 const QUOTIENT_FACTOR: u64 = (1 << 52) / (fpx8::P[7] + 1);

@@ -135,6 +135,49 @@ const P8: Limbs = [
     0xf51cbff34d258,
     0xd0088,
 ];
+/// k p in 52-bit limbs with one lent from each limb to the one below (limb 0 plus
+/// 2^52, limbs 1 to 6 plus 2^52 - 1, limb 7 minus 1: the same whole), so that every
+/// limb is at least the limb of any carried value below k p / 2: subtracting such a
+/// value limb by limb from it leaves no limb below zero.
+pub(crate) const fn lent_multiple_of_p(k: u64) -> Limbs {
+    let mut out = [0u64; 8];
+    let mut carry: u128 = 0;
+    let mut j = 0;
+    while j < 8 {
+        let limb = P[j] as u128 * k as u128 + carry;
+        out[j] = if j < 7 { (limb as u64) & MASK52 } else { limb as u64 };
+        carry = limb >> 52;
+        j += 1;
+    }
+    out[0] += 1 << 52;
+    let mut j = 1;
+    while j < 7 {
+        out[j] += (1 << 52) - 1;
+        j += 1;
+    }
+    out[7] -= 1;
+    out
+}
+
+/// 4p lent (`lent_multiple_of_p`), for `neg_for_mul` and the cyclotomic squaring.
+pub(crate) const LENT_4P: Limbs = lent_multiple_of_p(4);
+
+// The lent form is 4p's limbs moved, not changed: limb for limb as above.
+const _: () = {
+    let mut j = 0;
+    while j < 8 {
+        let lent = if j == 0 {
+            1 << 52
+        } else if j < 7 {
+            (1 << 52) - 1
+        } else {
+            u64::MAX
+        };
+        assert!(LENT_4P[j] == P4[j].wrapping_add(lent));
+        j += 1;
+    }
+};
+
 /// -p^-1 mod 2^52.
 const P_INV_NEG: u64 = 0x3fffcfffcfffd;
 /// R^2 mod p (to Montgomery form).
@@ -345,23 +388,15 @@ impl<O: LaneOps> Fpx8<O> {
     }
 
     /// 4p - b for b < 2p, not reduced: in (2p, 4p], so only for the inputs of
-    /// `mul`, `sqr` and `mul_sum`, as `add_for_mul`. The limbs of 4p are taken as
-    /// 4p_j + 2^52 - 1 (one borrowed from the limb above, 2^52 lent to the one
-    /// below; 4p_0 + 2^52 for limb 0, 4p_7 - 1 for limb 7), each at least b's limb
-    /// (b_7 <= 2p_7 < 4p_7 - 1), so no limb goes below zero before the carry pass.
+    /// `mul`, `sqr` and `mul_sum`, as `add_for_mul`. 4p is taken in its lent form
+    /// (`LENT_4P`), each limb at least b's, so no limb goes below zero before the
+    /// carry pass.
     #[inline(always)]
     pub fn neg_for_mul(self, b: &Fe<O>) -> Fe<O> {
         let o = self.o;
         let mut out = self.zero();
         for j in 0..8 {
-            let lent = if j == 0 {
-                1 << 52
-            } else if j < 7 {
-                (1 << 52) - 1
-            } else {
-                u64::MAX
-            };
-            out[j] = o.sub(o.splat((P4[j]).wrapping_add(lent)), b[j]);
+            out[j] = o.sub(o.splat(LENT_4P[j]), b[j]);
         }
         self.carry(out)
     }
