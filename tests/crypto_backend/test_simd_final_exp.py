@@ -64,5 +64,5 @@ def test_verify_runs_the_kernel_on_a_simd_path_only(seed: int) -> None:
     with simd_mode("portable"):
         before = testing.counters()["cyclotomic_lane_runs"]
         assert answers() == [True, False, True]
-        # Five exponentiations by x a check, each with runs of squarings.
+        # Five exponentiations by x a check, each one kernel entry.
         assert testing.counters()["cyclotomic_lane_runs"] - before >= 3 * 5

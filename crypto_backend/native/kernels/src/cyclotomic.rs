@@ -21,6 +21,7 @@
 //! only multiples of p (the lifts of the differences) reduced below 2p: zero in the
 //! field, never read back.
 
+use crate::curve::X_ABS;
 use crate::dispatch::{self, Kernel, Path};
 use crate::field::fpx8::{self, lent_multiple_of_p, Fe, Fpx8, Limbs, LENT_4P};
 use crate::field::stored::{pack_fp, unpack_fp};
@@ -57,17 +58,78 @@ impl Kernel for CyclotomicSquarings {
     #[inline(always)]
     fn run<O: LaneOps>(self, o: O) -> Fp12Words {
         let f = Fpx8::new(o);
-        let [g, h] = self.value;
-        let zero: FpWords = [0; 6];
-        let x_lanes = [g[0][0], g[0][1], h[0][0], h[0][1], g[1][0], g[1][1], zero, zero];
-        let y_lanes = [h[1][0], h[1][1], g[2][0], g[2][1], h[2][0], h[2][1], zero, zero];
-        let (mut x, mut y) = (pack_fp(f, &x_lanes), pack_fp(f, &y_lanes));
+        let (mut x, mut y) = spread(f, &self.value);
         for _ in 0..self.count {
             (x, y) = square(f, &x, &y);
         }
-        let (x, y) = (unpack_fp(f, &x), unpack_fp(f, &y));
-        [[[x[0], x[1]], [x[4], x[5]], [y[2], y[3]]], [[x[2], x[3]], [y[0], y[1]], [y[4], y[5]]]]
+        gather(f, &x, &y)
     }
+}
+
+/// `value`^|x| for `value` in the cyclotomic subgroup, x the curve's parameter
+/// (|x| = `X_ABS`), in blst's words, canonical: the 62 squarings and 5 products of
+/// its bits in one kernel entry, each product by `value` through `ProductFactors`.
+pub struct CyclotomicPowX {
+    pub value: Fp12Words,
+}
+
+impl Kernel for CyclotomicPowX {
+    type Output = Fp12Words;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Fp12Words {
+        let f = Fpx8::new(o);
+        let (base_x, base_y) = spread(f, &self.value);
+        let factors = ProductFactors::of(f, &base_x, &base_y);
+        let (mut x, mut y) = (base_x, base_y);
+        for bit in (0..X_ABS_TOP_BIT).rev() {
+            (x, y) = square(f, &x, &y);
+            if (X_ABS >> bit) & 1 == 1 {
+                (x, y) = factors.multiply(f, &x, &y);
+            }
+        }
+        gather(f, &x, &y)
+    }
+}
+
+/// The product of two Fp12 values (any, not only the subgroup's) on the layout of
+/// the module comment: for the tests of `ProductFactors`.
+pub struct Fp12Product {
+    pub a: Fp12Words,
+    pub b: Fp12Words,
+}
+
+impl Kernel for Fp12Product {
+    type Output = Fp12Words;
+
+    #[inline(always)]
+    fn run<O: LaneOps>(self, o: O) -> Fp12Words {
+        let f = Fpx8::new(o);
+        let (a_x, a_y) = spread(f, &self.a);
+        let (b_x, b_y) = spread(f, &self.b);
+        let (x, y) = ProductFactors::of(f, &b_x, &b_y).multiply(f, &a_x, &a_y);
+        gather(f, &x, &y)
+    }
+}
+
+/// The highest set bit of |x|: the chain starts from the value itself there.
+const X_ABS_TOP_BIT: u32 = 63 - X_ABS.leading_zeros();
+
+/// A value in blst's words on the layout of the module comment (X, Y), in our form.
+#[inline(always)]
+fn spread<O: LaneOps>(f: Fpx8<O>, value: &Fp12Words) -> (Fe<O>, Fe<O>) {
+    let [g, h] = value;
+    let zero: FpWords = [0; 6];
+    let x_lanes = [g[0][0], g[0][1], h[0][0], h[0][1], g[1][0], g[1][1], zero, zero];
+    let y_lanes = [h[1][0], h[1][1], g[2][0], g[2][1], h[2][0], h[2][1], zero, zero];
+    (pack_fp(f, &x_lanes), pack_fp(f, &y_lanes))
+}
+
+/// `spread`'s inverse: blst's words, canonical.
+#[inline(always)]
+fn gather<O: LaneOps>(f: Fpx8<O>, x: &Fe<O>, y: &Fe<O>) -> Fp12Words {
+    let (x, y) = (unpack_fp(f, x), unpack_fp(f, y));
+    [[[x[0], x[1]], [x[4], x[5]], [y[2], y[3]]], [[x[2], x[3]], [y[0], y[1]], [y[4], y[5]]]]
 }
 
 /// One Granger-Scott squaring on the layout of the module comment, for x, y below 2p
@@ -118,6 +180,119 @@ fn square<O: LaneOps>(f: Fpx8<O>, x: &Fe<O>, y: &Fe<O>) -> (Fe<O>, Fe<O>) {
     let new_x = three_plus_twice(f, &a_parts, x, !MIDDLE);
     let new_y = three_plus_twice(f, &b_parts, y, MIDDLE);
     (new_x, new_y)
+}
+
+/// The product by a fixed Fp12 value g on the layout of the module comment. For
+/// f = e0 + e1 w + e2 w^2 (e_k = a_k + b_k s: a_k in X's slot k, b_k in Y's) and g's
+/// e'_j = c_j + d_j s, with w^3 = s and s (a + b s) = xi b + a s:
+///
+///   (f g)_k = sum_j R_j[k] e'_j,   R_j[k] = e_{k-j}, or s e_{k-j+3} where k < j.
+///
+/// Put U_j[k] = a_{k-j} (b_{k-j+3} where k < j) and V_j[k] = b_{k-j} (a_{k-j+3}
+/// where k < j), lane permutations of (X, Y) (`SOURCES`); moving each xi onto g's
+/// side, slot by slot:
+///
+///   a parts: sum_j U_j c'_j + V_j (xi d_j),   c'_j = c_j, or xi c_j where k < j;
+///   b parts: sum_j U_j d'_j + V_j c_j,        d'_j = d_j, or xi d_j where k < j.
+///
+/// Twelve Fp2 products by factors of g alone, built once (`of`). An Fp2 product
+/// u k of lane pairs is u0 (k0, k1) + u1 (-k1, k0) lane by lane: two 8-lane
+/// products, of u's halves each copied into both lanes of its pair, by the two
+/// forms of k kept here. Each part's twelve products are summed unreduced and
+/// reduced once: for factors below 2p the sum is below 48p^2 < pR (so the result is
+/// below 2p, as `Fpx8::mul`'s) and its column sums below 2^61. Lanes 6 and 7 of
+/// the factors are zero or multiples of p, so the results' are too.
+pub(crate) struct ProductFactors<O: LaneOps> {
+    /// By source (`SOURCES`), then by half (the even halves' factor, the odd's).
+    a_parts: [[Fe<O>; 2]; 6],
+    b_parts: [[Fe<O>; 2]; 6],
+}
+
+/// U_0, V_0, U_1, V_1, U_2, V_2 of `ProductFactors` as lanes of (X, Y) (Y's are 8 to
+/// 15); lanes 6 and 7 keep X's.
+const SOURCES: [[u64; 8]; 6] = [
+    [0, 1, 2, 3, 4, 5, 6, 7],
+    [8, 9, 10, 11, 12, 13, 6, 7],
+    [12, 13, 0, 1, 2, 3, 6, 7],
+    [4, 5, 8, 9, 10, 11, 6, 7],
+    [10, 11, 12, 13, 0, 1, 6, 7],
+    [2, 3, 4, 5, 8, 9, 6, 7],
+];
+
+/// Each source's even lanes (its c0 halves) copied into both lanes of their pair,
+/// then its odd lanes (c1).
+const HALVES: [[[u64; 8]; 2]; 6] = {
+    let mut out = [[[0u64; 8]; 2]; 6];
+    let mut source = 0;
+    while source < 6 {
+        let mut lane = 0;
+        while lane < 8 {
+            out[source][0][lane] = SOURCES[source][lane & !1];
+            out[source][1][lane] = SOURCES[source][lane | 1];
+            lane += 1;
+        }
+        source += 1;
+    }
+    out
+};
+
+/// The lanes of the slots below j (where R_j wraps), for j = 0, 1, 2.
+const WRAPPED: [u8; 3] = [0, 0b0000_0011, 0b0000_1111];
+
+impl<O: LaneOps> ProductFactors<O> {
+    /// The factors of the product by g = (x, y) on the layout (below 2p, carried).
+    #[inline(always)]
+    pub(crate) fn of(f: Fpx8<O>, x: &Fe<O>, y: &Fe<O>) -> Self {
+        // Functions, not closures: a closure is compiled without the kernel's
+        // target features.
+        let zero = f.zero();
+        let mut a_parts = [[zero; 2]; 6];
+        let mut b_parts = [[zero; 2]; 6];
+        for j in 0..3 {
+            let slot = 2 * j as u64;
+            let broadcast = [slot, slot + 1, slot, slot + 1, slot, slot + 1, 8, 8];
+            let c = permute(f, x, &zero, broadcast);
+            let d = permute(f, y, &zero, broadcast);
+            let (xi_c, xi_d) = (times_xi(f, &c), times_xi(f, &d));
+            let c_wrapped = f.select(WRAPPED[j], &c, &xi_c);
+            let d_wrapped = f.select(WRAPPED[j], &d, &xi_d);
+            a_parts[2 * j] = both_forms(f, c_wrapped);
+            a_parts[2 * j + 1] = both_forms(f, xi_d);
+            b_parts[2 * j] = both_forms(f, d_wrapped);
+            b_parts[2 * j + 1] = both_forms(f, c);
+        }
+        ProductFactors { a_parts, b_parts }
+    }
+
+    /// (x, y) times g, for x, y below 2p (carried): below 2p, carried.
+    #[inline(always)]
+    pub(crate) fn multiply(&self, f: Fpx8<O>, x: &Fe<O>, y: &Fe<O>) -> (Fe<O>, Fe<O>) {
+        let o = f.o;
+        let mut a_sum = [o.splat(0); 16];
+        let mut b_sum = [o.splat(0); 16];
+        for (source, halves) in HALVES.iter().enumerate() {
+            for (half, index) in halves.iter().enumerate() {
+                let factor = permute(f, x, y, *index);
+                f.add_product(&mut a_sum, &factor, &self.a_parts[source][half]);
+                f.add_product(&mut b_sum, &factor, &self.b_parts[source][half]);
+            }
+        }
+        (f.montgomery_reduce(a_sum), f.montgomery_reduce(b_sum))
+    }
+}
+
+/// xi k for each Fp2 value (lane pairs) of k: (k0 - k1, k0 + k1), reduced.
+#[inline(always)]
+fn times_xi<O: LaneOps>(f: Fpx8<O>, k: &Fe<O>) -> Fe<O> {
+    let swapped = permute(f, k, k, SWAP_PAIRS);
+    f.select(ODD, &f.sub(k, &swapped), &f.add(k, &swapped))
+}
+
+/// k, and (-k1, k0) in each lane pair: the factors of u0 and of u1 in u k.
+#[inline(always)]
+fn both_forms<O: LaneOps>(f: Fpx8<O>, k: Fe<O>) -> [Fe<O>; 2] {
+    let swapped = permute(f, &k, &k, SWAP_PAIRS);
+    [k, f.select(ODD, &f.neg(&swapped), &swapped)]
 }
 
 /// 3a + 2v, with v negated (as 4p - v) in the lanes of `negated`, for a unreduced
@@ -194,6 +369,17 @@ fn permute<O: LaneOps>(f: Fpx8<O>, a: &Fe<O>, b: &Fe<O>, index: [u64; 8]) -> Fe<
 /// a final exponentiation's easy part): the squaring formula holds there only.
 pub fn squarings_on(path: Path, value: &Fp12Words, count: u32) -> Option<Fp12Words> {
     dispatch::run_on(path, CyclotomicSquarings { value: *value, count })
+}
+
+/// `value`^|x| on the lane layer of `path` (see `CyclotomicPowX`); None on
+/// `Path::Off` or without IFMA. `value` must be in the cyclotomic subgroup.
+pub fn pow_x_on(path: Path, value: &Fp12Words) -> Option<Fp12Words> {
+    dispatch::run_on(path, CyclotomicPowX { value: *value })
+}
+
+/// a b for any Fp12 values on the lane layer of `path` (tests of the product).
+pub fn product_on(path: Path, a: &Fp12Words, b: &Fp12Words) -> Option<Fp12Words> {
+    dispatch::run_on(path, Fp12Product { a: *a, b: *b })
 }
 
 /// `reduce_below_2p` of eight carried values (below 2^10 p), for the tests of its

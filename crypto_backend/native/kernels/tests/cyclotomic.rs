@@ -7,7 +7,7 @@ use bls_lanes::cyclotomic;
 use bls_lanes::field::fpx8::{self, Limbs};
 use bls_lanes::lane::MASK52;
 use blst::*;
-use common::{cyclotomic_value, fp12_of_words, Rng};
+use common::{cyclotomic_value, fp12_of, fp12_of_words, random_fp12, Rng};
 
 #[test]
 fn squarings_match_blst_cyclotomic_squaring() {
@@ -32,6 +32,55 @@ fn squarings_match_blst_cyclotomic_squaring() {
             unsafe { blst_fp12_sqr(&mut square, &value) };
             let got = cyclotomic::squarings_on(path, &fp12_of_words(&value), 1).expect("a layer");
             assert_eq!(got, fp12_of_words(&square), "{path:?} round {round}");
+        }
+    }
+}
+
+/// The lane product of any two Fp12 values (not only the subgroup's) against
+/// blst_fp12_mul, and the identities at the edges: times one, times zero.
+#[test]
+fn products_match_blst() {
+    let mut rng = Rng(0x9d0c);
+    // blst's default Fp12 value is one.
+    let one = fp12_of_words(&blst_fp12::default());
+    let zero = [[[[0u64; 6]; 2]; 3]; 2];
+    for path in common::layers() {
+        for round in 0..24 {
+            let (a, b) = (random_fp12(&mut rng), random_fp12(&mut rng));
+            let got = cyclotomic::product_on(path, &a, &b).expect("a layer");
+            let mut want = blst_fp12::default();
+            // SAFETY: live fp12 values in, a distinct one out.
+            unsafe { blst_fp12_mul(&mut want, &fp12_of(&a), &fp12_of(&b)) };
+            assert_eq!(got, fp12_of_words(&want), "{path:?} round {round}");
+            let by_one = cyclotomic::product_on(path, &a, &one).expect("a layer");
+            assert_eq!(by_one, a, "{path:?} round {round}: a times one");
+            let by_zero = cyclotomic::product_on(path, &zero, &b).expect("a layer");
+            assert_eq!(by_zero, zero, "{path:?} round {round}: zero times b");
+        }
+    }
+}
+
+/// value^|x| in one kernel entry (62 squarings, 5 products by the value) against
+/// blst's square-and-multiply over the same bits, from values of the subgroup.
+#[test]
+fn power_by_x_matches_blst() {
+    let mut rng = Rng(0x7a11);
+    for path in common::layers() {
+        for round in 0..6 {
+            let value = cyclotomic_value(&mut rng);
+            let got = cyclotomic::pow_x_on(path, &fp12_of_words(&value)).expect("a layer");
+            let mut want = value;
+            for bit in (0..63).rev() {
+                let so_far = want;
+                // SAFETY: live fp12 values in, a distinct one out.
+                unsafe { blst_fp12_cyclotomic_sqr(&mut want, &so_far) };
+                if (bls_lanes::curve::X_ABS >> bit) & 1 == 1 {
+                    let so_far = want;
+                    // SAFETY: live fp12 values in, a distinct one out.
+                    unsafe { blst_fp12_mul(&mut want, &so_far, &value) };
+                }
+            }
+            assert_eq!(got, fp12_of_words(&want), "{path:?} round {round}");
         }
     }
 }

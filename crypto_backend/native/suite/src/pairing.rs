@@ -5,7 +5,6 @@
 //! on the cyclotomic kernel: `final_exp_on`).
 
 use crate::curve::{self, g1_from_affine, g1_to_affine, g2_affine_is_identity, G1Affine, G2Affine};
-use bls_lanes::curve::X_ABS;
 use bls_lanes::cyclotomic;
 use bls_lanes::dispatch::{self, Path};
 use bls_lanes::miller::{self, spread};
@@ -21,7 +20,7 @@ pub static PAIRING_CHECKS: AtomicU64 = AtomicU64::new(0);
 pub static MILLER_PASSES: AtomicU64 = AtomicU64::new(0);
 /// Miller loops run by `bls_lanes::miller::spread` (same purpose).
 pub static SPREAD_LOOPS: AtomicU64 = AtomicU64::new(0);
-/// Runs of squarings on the cyclotomic kernel (the final exponentiation on a SIMD
+/// Exponentiations by x on the cyclotomic kernel (the final exponentiation on a SIMD
 /// path), for the same purpose.
 pub static CYCLOTOMIC_RUNS: AtomicU64 = AtomicU64::new(0);
 
@@ -100,14 +99,10 @@ fn negated_generator() -> G1Affine {
     g1_to_affine(&point)
 }
 
-/// Below this many squarings in a row, blst's cyclotomic squaring beats a kernel
-/// entry (whose conversions in and out cost about one squaring).
-const MIN_LANE_SQUARINGS: u32 = 2;
-
 /// The final exponentiation, value^((p^12 - 1)/r), the same value as blst_final_exp:
 /// blst's for `Path::Off`; on a lane path the easy part on blst and the hard part's
-/// five exponentiations by x with their squarings spread over the lanes
-/// (`bls_lanes::cyclotomic`), the products between them on blst.
+/// five exponentiations by x each in one lane kernel entry, one value spread over
+/// the lanes (`bls_lanes::cyclotomic`), the products between them on blst.
 pub fn final_exp_on(value: &blst_fp12, path: Path) -> blst_fp12 {
     let mut result = blst_fp12::default();
     if path == Path::Off {
@@ -158,37 +153,19 @@ fn easy_part(f: &blst_fp12) -> blst_fp12 {
     mul(&frobenius(&t, 2), &t)
 }
 
-/// a^x for a in the cyclotomic subgroup: a^|x| by its bits, runs of squarings on
-/// the lanes, then conjugated (x < 0).
+/// a^x for a in the cyclotomic subgroup: a^|x| in one lane kernel entry (its
+/// squarings and its products by a), then conjugated (x < 0).
 fn cyclotomic_pow_x(a: &blst_fp12, path: Path) -> Option<blst_fp12> {
-    let mut acc = *a;
-    let mut pending = 0u32;
-    for bit in (0..63).rev() {
-        pending += 1;
-        if (X_ABS >> bit) & 1 == 1 || bit == 0 {
-            acc = cyclotomic_squarings(&acc, pending, path)?;
-            pending = 0;
-            if (X_ABS >> bit) & 1 == 1 {
-                acc = mul(&acc, a);
-            }
-        }
-    }
-    Some(conjugate(&acc))
+    let words = cyclotomic::pow_x_on(path, &fp12_words(a))?;
+    CYCLOTOMIC_RUNS.fetch_add(1, Ordering::Relaxed);
+    Some(conjugate(&fp12_from_words(&words)))
 }
 
-fn cyclotomic_squarings(a: &blst_fp12, count: u32, path: Path) -> Option<blst_fp12> {
-    if count < MIN_LANE_SQUARINGS {
-        let mut acc = *a;
-        for _ in 0..count {
-            let so_far = acc;
-            // SAFETY: a live fp12 in, a separate one out.
-            unsafe { blst_fp12_cyclotomic_sqr(&mut acc, &so_far) };
-        }
-        return Some(acc);
-    }
-    let words = cyclotomic::squarings_on(path, &fp12_words(a), count)?;
-    CYCLOTOMIC_RUNS.fetch_add(1, Ordering::Relaxed);
-    Some(fp12_from_words(&words))
+fn cyclotomic_square(a: &blst_fp12) -> blst_fp12 {
+    let mut out = blst_fp12::default();
+    // SAFETY: a live fp12 in, a separate one out.
+    unsafe { blst_fp12_cyclotomic_sqr(&mut out, a) };
+    out
 }
 
 /// f^(3 (p^4 - p^2 + 1)/r) for f in the cyclotomic subgroup, by
@@ -206,8 +183,7 @@ fn hard_part(f: &blst_fp12, path: Path) -> Option<blst_fp12> {
     let b_x2 = cyclotomic_pow_x(&cyclotomic_pow_x(&b, path)?, path)?;
     let c = mul(&mul(&b_x2, &frobenius(&b, 2)), &conjugate(&b));
     // times f^3
-    let f_squared = cyclotomic_squarings(f, 1, path)?;
-    Some(mul(&c, &mul(&f_squared, f)))
+    Some(mul(&c, &mul(&cyclotomic_square(f), f)))
 }
 
 /// A kernel's Fp12 value as blst's (the same words).
