@@ -1,6 +1,8 @@
 //! Squarings of one Fp12 element of the cyclotomic subgroup (the values of a final
-//! exponentiation's hard part), spread across the lanes: a single pairing check has
-//! one such value, not eight, so here the lanes hold the parts of one computation.
+//! exponentiation's hard part), and its products by a fixed value (`ProductFactors`),
+//! spread across the lanes: a single pairing check has one such value, not eight, so
+//! here the lanes hold the parts of one computation. `CyclotomicPowX` runs a whole
+//! exponentiation by the curve's x in one kernel entry.
 //!
 //! The squaring is Granger and Scott's (PKC 2010, "Faster squaring in the cyclotomic
 //! subgroup of sixth degree extensions"). With the tower of blst and the
@@ -18,8 +20,8 @@
 //! Layout: an Fp2 value takes two adjacent lanes (c0 in the even lane, c1 in the odd
 //! one); vector X holds the "a" parts of e0, e1, e2 in lanes 0-1, 2-3, 4-5 (g0, h0,
 //! g1), vector Y their "b" parts (h1, g2, h2); lanes 6 and 7 start as zero and hold
-//! only multiples of p (the lifts of the differences) reduced below 2p: zero in the
-//! field, never read back.
+//! only multiples of p (the lifts of the differences) reduced below 2p, or zero
+//! after a product: zero in the field, never read back.
 
 use crate::curve::X_ABS;
 use crate::dispatch::{self, Kernel, Path};
