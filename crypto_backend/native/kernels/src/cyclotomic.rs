@@ -155,24 +155,16 @@ fn square<O: LaneOps>(f: Fpx8<O>, x: &Fe<O>, y: &Fe<O>) -> (Fe<O>, Fe<O>) {
     // The Fp4 squares of e0, e1, e2: their "a" parts q0 = x2 + xi y2, their "b"
     // parts q1 = sum2 - x2 - y2 (+ 8p).
     let four_p = f.constant(&LENT_4P);
-    let y2_swapped = permute(f, &y2, &y2, SWAP_PAIRS);
+    let xi_y2 = times_xi_unreduced(f, &y2, &LENT_4P);
     let (mut q0, mut q1) = (x2, sum2);
     for j in 0..8 {
-        let difference = o.sub(o.add(y2[j], four_p[j]), y2_swapped[j]);
-        let xi_y2 = o.select(ODD, difference, o.add(y2[j], y2_swapped[j]));
-        q0[j] = o.add(x2[j], xi_y2);
+        q0[j] = o.add(x2[j], xi_y2[j]);
         let lifted = o.add(sum2[j], o.add(four_p[j], four_p[j]));
         q1[j] = o.sub(o.sub(lifted, x2[j]), y2[j]);
     }
     // Carried for its lent 16p (its limbs at most a carried value's).
     let q1 = f.carry(q1);
-    let sixteen_p = f.constant(&LENT_16P);
-    let q1_swapped = permute(f, &q1, &q1, SWAP_PAIRS);
-    let mut xi_q1 = q1;
-    for j in 0..8 {
-        let difference = o.sub(o.add(q1[j], sixteen_p[j]), q1_swapped[j]);
-        xi_q1[j] = o.select(ODD, difference, o.add(q1[j], q1_swapped[j]));
-    }
+    let xi_q1 = times_xi_unreduced(f, &q1, &LENT_16P);
     // Per Fp4 value of the result, the square it takes three times: e0 from e0^2,
     // e1 from s e2^2 = xi (e2^2's b part) + (e2^2's a part) s, e2 from e1^2.
     let a_parts = permute(f, &q0, &xi_q1, FIRST_SECOND_FIRST);
@@ -281,6 +273,22 @@ impl<O: LaneOps> ProductFactors<O> {
         }
         (f.montgomery_reduce(a_sum), f.montgomery_reduce(b_sum))
     }
+}
+
+/// xi v for each Fp2 value (lane pairs) of a carried v, not reduced: (v0 - v1 +
+/// lent, v0 + v1), `lent` a lent multiple of p at least twice v's bound
+/// (`lent_multiple_of_p`), so that no limb goes below zero.
+#[inline(always)]
+fn times_xi_unreduced<O: LaneOps>(f: Fpx8<O>, v: &Fe<O>, lent: &Limbs) -> Fe<O> {
+    let o = f.o;
+    let swapped = permute(f, v, v, SWAP_PAIRS);
+    let multiple = f.constant(lent);
+    let mut out = *v;
+    for j in 0..8 {
+        let difference = o.sub(o.add(v[j], multiple[j]), swapped[j]);
+        out[j] = o.select(ODD, difference, o.add(v[j], swapped[j]));
+    }
+    out
 }
 
 /// xi k for each Fp2 value (lane pairs) of k: (k0 - k1, k0 + k1), reduced.
