@@ -306,7 +306,9 @@ pub fn mul_chain_on(path: Path, iterations: usize) -> Option<[Limbs; 8]> {
 }
 
 /// How many independent chains `MulIndependent` interleaves: enough to hide a
-/// product's latency behind the next ones, few enough to stay in the 32 registers.
+/// product's latency behind the next ones. Their values alone fill the 32 registers,
+/// so the compiled loop keeps some column sums on the stack (`bench/lane_code.py`
+/// counts them).
 pub const INDEPENDENT_CHAINS: usize = 4;
 
 /// `INDEPENDENT_CHAINS` chains side by side, so the core may overlap their products:
