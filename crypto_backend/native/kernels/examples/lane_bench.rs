@@ -77,6 +77,23 @@ fn blst_mul_steps(steps: usize, width: usize) -> [blst_fp; 8] {
     values.map(|lane| lane[0])
 }
 
+/// The core's clock in GHz, read from a dependent chain of 64-bit multiplications:
+/// 3 cycles each on the x86 cores this bench is for (Intel since Sandy Bridge, AMD
+/// since Zen; Agner Fog's instruction tables). The Fp multiplication rows are also
+/// given in cycles with it: on this project's Intel IFMA host (a VM) the clock
+/// wandered between 2.6 and 3.9 GHz from one run to the next, the cycles much less.
+fn core_clock_ghz() -> f64 {
+    let steps = 20_000_000u64;
+    let mut x = black_box(0x9e37_79b9_7f4a_7c15u64);
+    let start = Instant::now();
+    for _ in 0..steps {
+        x = x.wrapping_mul(x);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    black_box(x);
+    3.0 * steps as f64 / seconds / 1e9
+}
+
 fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
     samples[samples.len() / 2]
@@ -165,6 +182,7 @@ fn main() {
         row("portable", portable, few);
         #[cfg(target_arch = "x86_64")]
         if let Some(token) = ifma {
+            let clock_before = core_clock_ghz();
             let pair = time_pair(
                 rounds,
                 || {
@@ -174,7 +192,16 @@ fn main() {
                     black_box(blst_mul_steps(steps, width));
                 },
             );
+            let clock = (clock_before + core_clock_ghz()) / 2.0;
             row("ifma", pair, steps);
+            let cycles =
+                |seconds: f64, per: usize| seconds / (steps * width * per) as f64 * clock * 1e9;
+            println!(
+                "{:<44}{:>12.0}{:>12.0}   cycles (clock {clock:.2} GHz; blst: per multiplication)",
+                "  the same in core cycles",
+                cycles(pair.0, 1),
+                cycles(pair.1, 8)
+            );
         }
     }
 
