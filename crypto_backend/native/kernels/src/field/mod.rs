@@ -6,4 +6,5 @@ pub mod fp12x8;
 pub mod fp2x8;
 pub mod fp6x8;
 pub mod fpx8;
+mod scheduled;
 pub mod stored;
