@@ -5,21 +5,22 @@ static list schedule.
     python crypto_backend/native/kernels/schedule_field_ops.py [--check]
 
 Why: on the Intel IFMA host a product's ~300 vector operations share the core's two
-512-bit ports, and the core looks ahead only a few dozen operations. Written as
-rows (the whole 8x8 product, then the reduction rows), the serial chain of the
-reduction starts late and the ports idle while it runs; in this order the chain's
-operations come first wherever they are ready. Measured side by side on that host,
-a dependent chain of products took 0.91x the time of the rows, of squarings 0.90x
-(docs/performance.md).
+512-bit ports, and the core picks among the operations it has taken in so far, not
+the whole product. Written as rows (the whole 8x8 product, then the reduction rows),
+the reduction's serial chain starts late and the ports idle while it runs; in this
+order the chain's operations come first wherever they are ready. Measured side by
+side on that host, a dependent chain of products took 0.88-0.91x the time of the
+rows, of squarings 0.90x (docs/performance.md).
 
-The schedule models the core: two ports, either taking a multiply-add, an addition
-or a mask, only the first taking a shift; 4 cycles for a multiply-add, 1 for the
-others, plus 1 cycle where a multiply-add's result goes to another kind of
-operation and 2 the other way round (measured on that host); limb i of the input
-ready 3i cycles after limb 0 (a carry pass produced it; the second operand is
-taken as ready). Each cycle it issues the
-ready operations with the longest path to the end first, ties in the order the
-operations were built. The operations themselves are `fpx8`'s:
+The schedule models that core: two ports, either taking a multiply-add, an addition
+or a mask, only the first a shift; 4 cycles for a multiply-add, 1 for the others,
+plus the 3 cycles measured for a value's round trip between a multiply-add and
+another kind of operation (taken as 1 out of the multiply-add, 2 into it); limb i
+of the first operand ready 3i cycles after limb 0 (a carry pass made it), the
+second operand ready. Each cycle it issues the ready operations with the longest
+path to the end first, ties in the order the operations were built.
+
+The operations themselves are `fpx8`'s:
 - the multiplication starts columns 0 to 7 at 2^52 - 1 (free: it is the first
   multiply-add's accumulator in place of zero), so that each reduction row's carry
   out of the cleared column, (t + 2^52 - 1) >> 52, is one shift, and m's
