@@ -332,9 +332,10 @@ impl<O: LaneOps> Fpx8<O> {
         }
     }
 
-    /// `add_product` then `montgomery_reduce`, written out in the order of a static
-    /// schedule (`field::scheduled`, generated): on the Intel IFMA host a chain of
-    /// products took 0.91x the time of the rows in turn.
+    /// `add_product` then `montgomery_reduce`, but for columns 0 to 7 starting at
+    /// 2^52 - 1 (each row's rounding up then free), written out in the order of a
+    /// static schedule (`field::scheduled`, generated): on the Intel IFMA host a
+    /// chain of products took 0.88-0.91x the time of the rows.
     #[inline(always)]
     fn mul_inline(self, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
         super::scheduled::mul(self.o, a, b)
@@ -405,7 +406,8 @@ impl<O: LaneOps> Fpx8<O> {
     /// column sums differ from mul's, their value does not, so neither do the
     /// reduction's m_i (the digits of -a^2/p mod R) nor the result, bit for bit.
     /// Written out in a static schedule's order as `mul_inline` (`field::scheduled`;
-    /// a chain of squarings: 0.90x the time of the rows in turn).
+    /// a chain of squarings: 0.90x the time of the rows), its columns starting at
+    /// zero: the doubling would double a start.
     #[inline(always)]
     fn sqr_inline(self, a: &Fe<O>) -> Fe<O> {
         super::scheduled::sqr(self.o, a)
