@@ -17,6 +17,7 @@ import random
 import subprocess
 import sys
 from types import ModuleType
+from typing import Any
 
 from tests.support.official_vectors import REPO_ROOT
 
@@ -48,7 +49,7 @@ def _signed(word: int) -> int:
     return word - (1 << 64) if word >> 63 else word
 
 
-def _evaluate(generator: ModuleType, graph: object, order: list[int], outputs: list[str],
+def _evaluate(generator: ModuleType, graph: Any, order: list[int], outputs: list[str],
               a: int, b: int) -> int:
     """The operations in their scheduled order, on 64-bit lane words as the lane
     layer defines them (wrapping; madd52 reads the low 52 bits of its factors)."""
@@ -58,7 +59,7 @@ def _evaluate(generator: ModuleType, graph: object, order: list[int], outputs: l
     for j, (limb_a, limb_b) in enumerate(zip(_limbs(a), _limbs(b), strict=True)):
         values[f"a[{j}]"], values[f"b[{j}]"] = limb_a, limb_b
     for index in order:
-        operation = graph.operations[index]  # type: ignore[attr-defined]
+        operation = graph.operations[index]
         args = [values[arg] for arg in operation.args]
         if operation.kind == "madd52lo":
             result = args[0] + (((args[1] & MASK) * (args[2] & MASK)) & MASK)

@@ -51,10 +51,9 @@ LIMB_ARRIVAL = 3
 
 def bias_digit() -> int:
     """m's starting digit for a column biased by 2^52 - 1: m = (t - (2^52 - 1)) * (-1/p)
-    = t * (-1/p) + (-1/p) mod 2^52, as -(2^52 - 1) is 1 mod 2^52."""
-    digit = (-MASK52 * P_INV_NEG) % (1 << 52)
-    assert digit == P_INV_NEG
-    return digit
+    = t * (-1/p) + (-1/p) mod 2^52, as -(2^52 - 1) is 1 mod 2^52: -1/p's own digit,
+    which `reduce` starts the biased rows' m from (`p_inv_neg`)."""
+    return (-MASK52 * P_INV_NEG) % (1 << 52)
 
 
 @dataclass
@@ -89,12 +88,11 @@ class Columns:
         self.graph, self.value, self.updates = graph, list(start), [0] * 16
 
     def update(self, column: int, kind: str, factors: list[str]) -> None:
-        self.updates[column] += 1
-        name = f"t{column}_{self.updates[column]}"
-        args = [self.value[column], *factors] if kind in MULTIPLY_ADD else factors
-        self.value[column] = self.graph.op(kind, args, name)
+        """A multiply-add into the column's sum."""
+        self.set(column, kind, [self.value[column], *factors])
 
     def set(self, column: int, kind: str, args: list[str]) -> None:
+        """The column's sum becomes this operation's result."""
         self.updates[column] += 1
         self.value[column] = self.graph.op(kind, args, f"t{column}_{self.updates[column]}")
 
@@ -214,7 +212,7 @@ def emit(name: str, doc: str, graph: Graph, outputs: list[str], operands: str) -
         "    let zero = o.splat(0);",
         "    let mask = o.splat(MASK52);",
         "    let p_inv_neg = o.splat(P_INV_NEG);",
-        "    let p: [O::V; 8] = std::array::from_fn(|j| o.splat(P[j]));",
+        "    let p = Fpx8::new(o).constant(&P);",
     ]
     used = {arg for operation in graph.operations for arg in operation.args}
     for index in schedule(graph):
@@ -240,10 +238,10 @@ def source() -> str:
 //! multiplication's columns 0 to 7 start at 2^52 - 1 so that each reduction row's
 //! carry is one shift (m's multiply-add starts from -1/p's digit to take it out).
 
-use crate::field::fpx8::{Fe, P, P_INV_NEG};
+use crate::field::fpx8::{Fe, Fpx8, P, P_INV_NEG};
 use crate::lane::{LaneOps, MASK52};
 '''
-    bias_digit()
+    assert bias_digit() == P_INV_NEG
     mul_graph, mul_out = multiplication()
     sqr_graph, sqr_out = squaring()
     mul = emit("mul", "a*b/R mod p in [0, 2p), as `Fpx8::mul` (its bounds).", mul_graph, mul_out,

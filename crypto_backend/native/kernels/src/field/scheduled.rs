@@ -8,7 +8,7 @@
 //! multiplication's columns 0 to 7 start at 2^52 - 1 so that each reduction row's
 //! carry is one shift (m's multiply-add starts from -1/p's digit to take it out).
 
-use crate::field::fpx8::{Fe, P, P_INV_NEG};
+use crate::field::fpx8::{Fe, Fpx8, P, P_INV_NEG};
 use crate::lane::{LaneOps, MASK52};
 
 /// a*b/R mod p in [0, 2p), as `Fpx8::mul` (its bounds).
@@ -17,7 +17,7 @@ pub(crate) fn mul<O: LaneOps>(o: O, a: &Fe<O>, b: &Fe<O>) -> Fe<O> {
     let zero = o.splat(0);
     let mask = o.splat(MASK52);
     let p_inv_neg = o.splat(P_INV_NEG);
-    let p: [O::V; 8] = std::array::from_fn(|j| o.splat(P[j]));
+    let p = Fpx8::new(o).constant(&P);
     let t7_1 = o.madd52hi(mask, a[0], b[6]);
     let t6_1 = o.madd52hi(mask, a[0], b[5]);
     let t5_1 = o.madd52hi(mask, a[0], b[4]);
@@ -319,7 +319,7 @@ pub(crate) fn sqr<O: LaneOps>(o: O, a: &Fe<O>) -> Fe<O> {
     let zero = o.splat(0);
     let mask = o.splat(MASK52);
     let p_inv_neg = o.splat(P_INV_NEG);
-    let p: [O::V; 8] = std::array::from_fn(|j| o.splat(P[j]));
+    let p = Fpx8::new(o).constant(&P);
     let t0_1 = o.madd52lo(zero, a[0], a[0]);
     let t1_1 = o.madd52lo(zero, a[0], a[1]);
     let t2_1 = o.madd52hi(zero, a[0], a[1]);
