@@ -35,14 +35,10 @@ pub fn pairings_equal_signature(pairs: &[(G1Affine, G2Affine)], signature: &G2Af
     }
     // e(-g1, S) on the same Miller loop: prod e(P_i, Q_i) * e(-g1, S) == 1.
     let neg_generator = negated_generator();
-    let mut ps: Vec<&G1Affine> = pairs.iter().map(|(p, _)| p).collect();
-    let mut qs: Vec<&G2Affine> = pairs.iter().map(|(_, q)| q).collect();
     // e(-g1, identity) is one, and blst's raw Miller loop must not see the identity:
     // an identity signature simply leaves its pair out.
-    if !g2_affine_is_identity(signature) {
-        ps.push(&neg_generator);
-        qs.push(signature);
-    }
+    let last = (!g2_affine_is_identity(signature)).then_some((&neg_generator, signature));
+    let (ps, qs) = pair_lists(pairs, last);
     // The Miller loops: blst_miller_loop_n, or whole chunks of 8 on the lane
     // kernels under a SIMD path.
     let loop_value = miller_product(&ps, &qs);
@@ -65,10 +61,7 @@ pub fn pairings_equal_unchecked_signature(
     if path != Path::Off && !pairs.is_empty() && SPREAD_PAIRS.contains(&(pairs.len() + 1)) {
         // e(-g1, S) last: prod e(P_i, Q_i) * e(-g1, S) == 1.
         let neg_generator = negated_generator();
-        let mut ps: Vec<&G1Affine> = pairs.iter().map(|(p, _)| p).collect();
-        let mut qs: Vec<&G2Affine> = pairs.iter().map(|(_, q)| q).collect();
-        ps.push(&neg_generator);
-        qs.push(signature);
+        let (ps, qs) = pair_lists(pairs, Some((&neg_generator, signature)));
         // None for an identity point (an identity signature included): blst below.
         if let Some((p_words, q_words)) = lane_words(&ps, &qs) {
             if let Some((value, in_g2)) =
@@ -88,6 +81,14 @@ pub fn pairings_equal_unchecked_signature(
     // SAFETY: a live affine point.
     let in_g2 = unsafe { blst_p2_affine_in_g2(signature) };
     in_g2 && pairings_equal_signature(pairs, signature)
+}
+
+/// The pairs' G1 and G2 points as two lists, with `last` appended where given.
+fn pair_lists<'a>(
+    pairs: &'a [(G1Affine, G2Affine)],
+    last: Option<(&'a G1Affine, &'a G2Affine)>,
+) -> (Vec<&'a G1Affine>, Vec<&'a G2Affine>) {
+    pairs.iter().map(|(p, q)| (p, q)).chain(last).unzip()
 }
 
 /// -g1 in affine form.
