@@ -206,22 +206,20 @@ def schedule(graph: Graph) -> list[int]:
 
 def emit(name: str, doc: str, graph: Graph, outputs: list[str], operands: str) -> str:
     lines = [f"/// {line}" if line else "///" for line in doc.split("\n")]
+    used = {arg for operation in graph.operations for arg in operation.args}
     lines += [
         "#[inline(always)]",
         f"pub(crate) fn {name}<O: LaneOps>(o: O, {operands}) -> Fe<O> {{",
-        "    let zero = o.splat(0);",
+        *(["    let zero = o.splat(0);"] if "zero" in used else []),
         "    let mask = o.splat(MASK52);",
         "    let p_inv_neg = o.splat(P_INV_NEG);",
         "    let p = Fpx8::new(o).constant(&P);",
     ]
-    used = {arg for operation in graph.operations for arg in operation.args}
     for index in schedule(graph):
         operation = graph.operations[index]
         args = ", ".join(operation.args)
         call = "o.sra::<52>" if operation.kind == "sra52" else f"o.{operation.kind}"
         lines.append(f"    let {operation.name} = {call}({args});")
-    if "zero" not in used:
-        lines.append("    let _ = zero;")
     lines.append(f"    [{', '.join(outputs)}]")
     lines.append("}")
     return "\n".join(lines)
